@@ -1,0 +1,59 @@
+"""The WSGI entry point: `gunicorn 'app:create_app()'`, `flask --app app ...`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+
+from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from repository import web
+from repository.config import Settings
+from repository.ratelimit import install_limiter
+from repository.storage import open_database, upgrade
+
+
+def _secret_key(settings: Settings) -> str:
+    """The configured key, or one generated once and kept under the instance directory."""
+    if settings.SECRET_KEY:
+        return settings.SECRET_KEY
+    path = os.path.join(settings.INSTANCE_PATH, "secret_key")
+    if not os.path.exists(path):
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+        os.replace(path + ".tmp", path)
+    with open(path) as handle:
+        return handle.read().strip()
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    """Build the application from `settings` (default: the environment)."""
+    settings = settings or Settings.from_env()
+    logging.basicConfig(level=settings.LOG_LEVEL.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    os.makedirs(settings.INSTANCE_PATH, exist_ok=True)
+
+    db = open_database(settings.DATABASE_URL)
+    if settings.migrate_on_start:
+        upgrade(db, lock_path=os.path.join(settings.INSTANCE_PATH, "migrate.lock"))
+
+    app = Flask(__name__, instance_path=settings.INSTANCE_PATH)
+    app.config.update(SECRET_KEY=_secret_key(settings), MAX_CONTENT_LENGTH=None, JSON_SORT_KEYS=False)
+    if settings.TRUSTED_PROXIES:
+        n = settings.TRUSTED_PROXIES
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
+    app.url_map.strict_slashes = False
+
+    services = web.Services(settings=settings, db=db, extras={})
+    app.extensions["repository"] = services
+    web.install(app)
+    services.extras["limiter"] = install_limiter(app, settings, web.resolve_identity)
+    web.install_checks(app)
+
+    from repository.api import root, tokens
+
+    for blueprint in (root.bp, tokens.bp):
+        app.register_blueprint(blueprint)
+    return app

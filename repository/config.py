@@ -1,0 +1,218 @@
+"""Every setting, declared once with its type, default and help; read from the environment in one place.
+
+Defaults give the embedded shape (SQLite, tantivy, files and keys under `INSTANCE_PATH`). A value that cannot be
+parsed, or that names an unknown backend, stops start-up with a message naming the setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class StartupError(Exception):
+    """A setting is wrong: the service refuses to start, naming it."""
+
+
+def _bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw.strip())
+    if value < 0:
+        raise ValueError("expected a non-negative integer")
+    return value
+
+
+def _str(raw: str) -> str:
+    return raw.strip()
+
+
+def _base_url(raw: str) -> str:
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise ValueError("expected an absolute http(s) URL such as https://repository.example.org")
+    return raw.strip().rstrip("/")
+
+
+def _database_url(raw: str) -> str:
+    scheme = urlsplit(raw.strip()).scheme
+    if not (scheme.startswith("sqlite") or scheme.startswith("postgresql")):
+        raise ValueError("expected sqlite:///path or postgresql+psycopg://user@host/db")
+    url = raw.strip()
+    # psycopg 3 is the driver we ship; a bare postgresql:// URL would make SQLAlchemy look for psycopg2.
+    if scheme in {"postgresql", "postgres"}:
+        url = "postgresql+psycopg" + url[len(scheme):]
+    return url
+
+
+def _search_url(raw: str) -> str:
+    scheme = urlsplit(raw.strip()).scheme
+    if scheme not in {"embedded", "http", "https"}:
+        raise ValueError("expected embedded:///path/to/index or http(s)://opensearch-host:9200")
+    return raw.strip()
+
+
+def _storage_uri(raw: str) -> str:
+    scheme = urlsplit(raw.strip()).scheme
+    if scheme not in {"memory", "redis", "rediss", "redis+sentinel", "redis+cluster"}:
+        raise ValueError("expected memory:// or redis://host:6379/0")
+    return raw.strip()
+
+
+def _limits(raw: str) -> str:
+    from limits import parse_many
+
+    parse_many(raw)  # raises ValueError with a useful message on a bad limit string
+    return raw.strip()
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ValueError("expected one of " + ", ".join(allowed))
+        return value
+
+    return parse
+
+
+def setting(default: Any, help: str, parse: Callable[[str], Any] = _str) -> Any:
+    """Declare one setting: its default (may refer to other settings as `{INSTANCE_PATH}`), help and parser."""
+    return field(default=default, metadata={"help": help, "parse": parse})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The service's settings. Build with `Settings.from_env()`; tests pass overrides to `Settings.build()`."""
+
+    INSTANCE_PATH: str = setting("./instance", "Directory holding every file of the embedded shape.")
+    DATABASE_URL: str = setting(
+        "sqlite:///{INSTANCE_PATH}/repository.db",
+        "Source of truth: sqlite:///path (embedded) or postgresql+psycopg://user@host/db (scaled).",
+        _database_url,
+    )
+    SEARCH_URL: str = setting(
+        "embedded://{INSTANCE_PATH}/index",
+        "Search engine: embedded:///path (tantivy, default) or https://opensearch-host:9200.",
+        _search_url,
+    )
+    SEARCH_INDEX_PREFIX: str = setting("records", "Name (OpenSearch alias) of the records index.")
+    FILES_ROOT: str = setting("{INSTANCE_PATH}/files", "Directory where uploaded file contents are stored.")
+    BASE_URL: str = setting(
+        "https://127.0.0.1:5000", "Public root of the service, used in every link it gives out.", _base_url
+    )
+    SANDBOX: bool = setting(False, "Test instance: DOIs get the prefix 10.5072 instead of 10.5281.", _bool)
+    DOI_NAMESPACE: str = setting("repository", "DOI suffix namespace: DOIs are <prefix>/<namespace>.<recid>.")
+    REGISTRAR: str = setting(
+        "local", "DOI registration: local (recorded only) or datacite (DataCite REST API).", _choice("local", "datacite")
+    )
+    DATACITE_URL: str = setting("https://api.datacite.org", "DataCite REST API root.", _base_url)
+    DATACITE_USERNAME: str = setting("", "DataCite repository account id.")
+    DATACITE_PASSWORD: str = setting("", "DataCite repository account password.")
+    SECRET_KEY: str = setting(
+        "", "Key signing resumption tokens and cursors; empty means one generated once under INSTANCE_PATH."
+    )
+    TLS_CERT: str = setting("{INSTANCE_PATH}/tls/cert.pem", "TLS certificate (PEM) served by scripts/serve.py.")
+    TLS_KEY: str = setting("{INSTANCE_PATH}/tls/key.pem", "TLS private key (PEM) served by scripts/serve.py.")
+    ALLOW_HTTP: bool = setting(False, "Accept plain-HTTP requests (local development only).", _bool)
+    TRUSTED_PROXIES: int = setting(
+        0, "Number of reverse proxies whose X-Forwarded-Proto/-For headers are trusted.", _positive_int
+    )
+    AUTO_MIGRATE: str = setting(
+        "auto",
+        "Run database migrations at start-up: auto (only on SQLite), true or false (use scripts/migrate.py).",
+        _choice("auto", "true", "false"),
+    )
+    RATELIMIT_ENABLED: bool = setting(True, "Enforce rate limits (switch off only for private benchmarks).", _bool)
+    RATELIMIT_STORAGE_URI: str = setting(
+        "memory://", "Where rate-limit counters live: memory:// or redis://host:6379/0 (shared).", _storage_uri
+    )
+    RATELIMIT_GUEST: str = setting("60/minute;2000/hour", "Limits for requests without a token (per address).", _limits)
+    RATELIMIT_USER: str = setting("100/minute;5000/hour", "Limits for authenticated requests (per user).", _limits)
+    RATELIMIT_OAI: str = setting("120/minute", "Limit on the OAI-PMH endpoint.", _limits)
+    RATELIMIT_THUMBNAILS: str = setting("20/minute", "Limit on image thumbnails.", _limits)
+    MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
+    MAX_MULTIPART_BYTES: int = setting(
+        100 * 1024 * 1024, "Largest file accepted by the old multipart files interface, in bytes.", _positive_int
+    )
+    OAI_HOST: str = setting("", "Host in OAI identifiers oai:<host>:<recid>; empty means BASE_URL's host.")
+    OAI_PAGE_SIZE: int = setting(100, "Records per OAI-PMH page.", _positive_int)
+    REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
+    ADMIN_EMAIL: str = setting("admin@localhost", "Administrator e-mail shown in OAI-PMH Identify.")
+    LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
+
+    # Derived values, computed once in build().
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def declarations(cls) -> list[dataclasses.Field]:
+        """The declared settings, in order (for the README table and validation)."""
+        return [f for f in dataclasses.fields(cls) if "help" in f.metadata]
+
+    @classmethod
+    def build(cls, values: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Parse raw string `values` (e.g. the environment) plus typed `overrides`; StartupError names a bad one."""
+        values = values or {}
+        parsed: dict[str, Any] = {}
+        for f in cls.declarations():
+            if f.name in overrides:
+                parsed[f.name] = overrides[f.name]
+                continue
+            raw = values.get(f.name)
+            if raw is None:
+                parsed[f.name] = f.default
+                continue
+            try:
+                parsed[f.name] = f.metadata["parse"](raw)
+            except ValueError as exc:
+                raise StartupError(f"Setting {f.name}={raw!r} is invalid: {exc}") from None
+        unknown = set(overrides) - {f.name for f in cls.declarations()}
+        if unknown:
+            raise StartupError("Unknown setting(s): " + ", ".join(sorted(unknown)))
+        instance = os.path.abspath(str(parsed["INSTANCE_PATH"]))
+        parsed["INSTANCE_PATH"] = instance
+        for name, value in parsed.items():
+            if isinstance(value, str) and "{INSTANCE_PATH}" in value:
+                parsed[name] = value.replace("{INSTANCE_PATH}", instance)
+        return cls(**parsed)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from the environment (the only place the environment is read)."""
+        return cls.build(os.environ if environ is None else environ)
+
+    @property
+    def doi_prefix(self) -> str:
+        return "10.5072" if self.SANDBOX else "10.5281"
+
+    @property
+    def oai_host(self) -> str:
+        return self.OAI_HOST or (urlsplit(self.BASE_URL).hostname or "localhost")
+
+    @property
+    def migrate_on_start(self) -> bool:
+        if self.AUTO_MIGRATE == "auto":
+            return self.DATABASE_URL.startswith("sqlite")
+        return self.AUTO_MIGRATE == "true"
+
+
+def settings_table() -> str:
+    """The README's settings table, generated from the declarations so it cannot drift."""
+    rows = ["| setting | default | what it does |", "|---|---|---|"]
+    for f in Settings.declarations():
+        default = f.default
+        if isinstance(default, bool):
+            default = str(default).lower()
+        rows.append(f"| `{f.name}` | `{default}` | {f.metadata['help']} |")
+    return "\n".join(rows)

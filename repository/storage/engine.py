@@ -1,0 +1,78 @@
+"""One engine per process; SQLite gets WAL, foreign keys and write transactions that take the lock up front."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+
+# Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
+_OPEN: set[Database] = set()
+
+
+class Database:
+    """The source of truth. `read()` gives a connection for queries, `write()` one transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.is_sqlite = engine.dialect.name == "sqlite"
+        _OPEN.add(self)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A connection for reads; any implicit transaction is rolled back on exit."""
+        with self.engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(write=True)
+            with conn.begin():
+                yield conn
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def close_all() -> None:
+    """Close the pooled connections of every open database (at shutdown, and between tests)."""
+    while _OPEN:
+        _OPEN.pop().dispose()
+
+
+def _sqlite_events(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        # Take transaction control from the driver so BEGIN is emitted by us (see on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(conn: Connection) -> None:
+        # A write transaction takes the write lock at BEGIN: two writers then queue on busy_timeout instead of
+        # one failing with "database is locked" when it upgrades a read lock mid-transaction.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+
+def open_database(url: str) -> Database:
+    """Create the engine for `url` (sqlite:///… or postgresql+psycopg://…)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(parsed.database)), exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        _sqlite_events(engine)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return Database(engine)

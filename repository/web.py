@@ -1,0 +1,185 @@
+"""What every request shares: HTTPS, the caller's identity, JSON bodies, scopes and the error object.
+
+Views stay thin: they call `json_body()`, `require_scope()` and a domain function, then `json_response()`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from flask import Flask, Response, current_app, g, request
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from repository.accounts import Identity, authenticate
+from repository.config import Settings
+from repository.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from repository.storage import Database
+
+log = logging.getLogger("repository")
+
+
+@dataclass
+class Services:
+    """The objects a request needs, built once by create_app and passed on explicitly."""
+
+    settings: Settings
+    db: Database
+    extras: dict[str, Any]
+
+
+def services() -> Services:
+    return current_app.extensions["repository"]
+
+
+def identity() -> Identity | None:
+    """The authenticated caller of this request, or None for a guest."""
+    return resolve_identity()
+
+
+def resolve_identity() -> Identity | None:
+    """Look the request's token up once per request; None for a guest or an invalid token."""
+    if "identity" not in g:
+        g.identity = None
+        g.bad_token = False
+        token = _token_from_request()
+        if token is not None:
+            with services().db.read() as conn:
+                g.identity = authenticate(conn, token)
+            g.bad_token = g.identity is None
+    return g.identity
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Compact UTF-8 JSON (pretty with ?prettyprint=1, as the reference allows)."""
+    option = orjson.OPT_INDENT_2 if request.args.get("prettyprint") in {"1", "true"} else 0
+    return Response(orjson.dumps(body, option=option), status=status, headers=headers, mimetype="application/json")
+
+
+def json_body() -> Any:
+    """The request's JSON body: 415 without `Content-Type: application/json`, 400 when malformed."""
+    mimetype = request.mimetype
+    if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
+        shown = request.content_type or "none"
+        raise UnsupportedMediaType(f'Unsupported media type "{shown}": send the body as application/json.')
+    limit = services().settings.MAX_JSON_BYTES
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"The JSON body is larger than {limit} bytes.")
+    raw = request.get_data(cache=True)
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"The JSON body is larger than {limit} bytes.")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}.") from None
+
+
+def require_scope(scope: str | None = None) -> Callable:
+    """Decorator: 401 without a valid token; 403 when the token lacks `scope`."""
+
+    def decorator(view: Callable) -> Callable:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            who = identity()
+            if who is None:
+                raise Unauthorized()
+            if scope and not who.has_scope(scope):
+                raise Forbidden(f"The access token lacks the scope {scope!r} needed for this request.")
+            return view(*args, **kwargs)
+
+        wrapper.required_scope = scope  # read by the OpenAPI description
+        wrapper.requires_auth = True
+        return wrapper
+
+    return decorator
+
+
+def _token_from_request() -> str | None:
+    header = request.headers.get("Authorization", "")
+    if header:
+        kind, _, value = header.partition(" ")
+        # A malformed header counts as an invalid token (401), never as a guest.
+        return value.strip() if kind.lower() == "bearer" and value.strip() else header
+    return request.args.get("access_token") or None
+
+
+def _is_secure() -> bool:
+    # ProxyFix (installed by create_app when TRUSTED_PROXIES > 0) has already applied X-Forwarded-Proto.
+    return request.scheme == "https"
+
+
+def install_checks(app: Flask) -> None:
+    """Register the per-request checks (after the rate limiter's, so refusals are counted and carry its headers)."""
+
+    @app.before_request
+    def start_request() -> None:
+        g.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+        settings = services().settings
+        if not settings.ALLOW_HTTP and not _is_secure():
+            raise Forbidden("Plain HTTP is not accepted: use HTTPS (" + settings.BASE_URL + ").")
+        resolve_identity()
+        if g.bad_token:
+            raise Unauthorized("The access token is invalid or has been revoked.")
+
+
+def install(app: Flask) -> None:
+    """Register the response hook and error handlers (before the rate limiter, so ours runs after its own)."""
+
+    @app.after_request
+    def finish_request(response: Response) -> Response:
+        response.headers.setdefault("X-Request-ID", g.get("request_id", ""))
+        response.headers.setdefault("Access-Control-Allow-Origin", "*")
+        response.headers.setdefault(
+            "Access-Control-Expose-Headers",
+            "Content-Type, ETag, Link, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After",
+        )
+        if response.status_code not in (429, 503):
+            # flask-limiter adds Retry-After to every response; it only means something on a refusal.
+            response.headers.pop("Retry-After", None)
+        return response
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError) -> Response:
+        return json_response(exc.body(), exc.status, exc.headers)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        # Werkzeug's own errors (unknown route, wrong method, rate limit...) become the error object too.
+        status = exc.code or 500
+        if status >= 500:
+            return internal_error(exc)
+        message = exc.description if status == 429 else (exc.description or exc.name)
+        if status == 404:
+            message = "The requested URL was not found on the server."
+        if status == 429:
+            message = f"Rate limit exceeded: {exc.description}."
+        response = json_response({"message": message, "status": status}, status)
+        for name, value in (exc.get_headers() or []):
+            if name.lower() not in {"content-type", "content-length"}:
+                response.headers[name] = value
+        return response
+
+    @app.errorhandler(OperationalError)
+    def database_down(exc: OperationalError) -> Response:
+        log.error("database error (request %s): %s", g.get("request_id"), exc)
+        return json_response(ServiceUnavailable("The database is not available; retry later.").body(), 503)
+
+    @app.errorhandler(Exception)
+    def internal_error(exc: Exception) -> Response:
+        # No details in the body (the specification: a 500 has no error body); the log has them.
+        log.exception("unhandled error (request %s)", g.get("request_id"), exc_info=exc)
+        return Response(b"", status=500, headers={"X-Request-ID": g.get("request_id", "")})

@@ -1,0 +1,171 @@
+"""Shared fixtures: a fresh database per test (SQLite by default, PostgreSQL with TEST_DATABASE_URL), the app, an
+HTTPS test client, users with tokens, and a real gunicorn server over TLS for end-to-end checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import text
+from support import https_client
+
+from app import create_app
+from repository import accounts
+from repository.config import Settings
+from repository.storage import open_database, upgrade
+from repository.storage.engine import close_all
+from repository.storage.tables import metadata
+
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="session")
+def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Migrate once per session: a SQLite file copied for each test, or the PostgreSQL test database."""
+    if TEST_DATABASE_URL:
+        db = open_database(TEST_DATABASE_URL)
+        upgrade(db)
+        db.dispose()
+        return TEST_DATABASE_URL
+    path = str(tmp_path_factory.mktemp("template") / "template.db")
+    db = open_database(f"sqlite:///{path}")
+    upgrade(db)
+    with db.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.dispose()
+    return path
+
+
+def _empty_postgres(url: str) -> None:
+    db = open_database(url)
+    names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+    with db.engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    db.dispose()
+
+
+@pytest.fixture
+def database_url(database_template: str, tmp_path) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A database with the newest schema and no rows; every connection opened on it is closed afterwards."""
+    if TEST_DATABASE_URL:
+        _empty_postgres(TEST_DATABASE_URL)
+        yield TEST_DATABASE_URL
+    else:
+        path = tmp_path / "repository.db"
+        shutil.copy(database_template, path)
+        yield f"sqlite:///{path}"
+    close_all()
+
+
+@pytest.fixture
+def make_settings(tmp_path, database_url: str) -> Callable[..., Settings]:  # type: ignore[no-untyped-def]
+    """Build test settings: instance under tmp_path, the test database; keyword overrides win."""
+
+    def build(**overrides) -> Settings:  # type: ignore[no-untyped-def]
+        values = {
+            "INSTANCE_PATH": str(tmp_path / "instance"),
+            "DATABASE_URL": database_url,
+            "BASE_URL": "https://localhost",
+            "SECRET_KEY": "test-secret",
+        }
+        values.update(overrides)
+        return Settings.build(**values)
+
+    return build
+
+
+@pytest.fixture
+def settings(make_settings: Callable[..., Settings]) -> Settings:
+    return make_settings()
+
+
+@pytest.fixture
+def app(settings: Settings):  # type: ignore[no-untyped-def]
+    application = create_app(settings)
+    yield application
+    application.extensions["repository"].db.dispose()
+
+
+@pytest.fixture
+def client(app):  # type: ignore[no-untyped-def]
+    """A test client speaking HTTPS to the app."""
+    return https_client(app)
+
+
+@pytest.fixture
+def make_token(app) -> Callable[..., str]:  # type: ignore[no-untyped-def]
+    """Create a user (by e-mail) and a token with the given scopes; returns the token."""
+
+    def make(email: str = "owner@example.org", scopes: tuple[str, ...] = accounts.SCOPES) -> str:
+        with app.extensions["repository"].db.write() as conn:
+            user_id = accounts.create_user(conn, email)
+            return accounts.create_token(conn, user_id, list(scopes))[1]
+
+    return make
+
+
+@pytest.fixture
+def token(make_token: Callable[..., str]) -> str:
+    return make_token()
+
+
+@pytest.fixture
+def auth(token: str) -> dict[str, str]:
+    """Authorization headers of a user holding every scope."""
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The real server (scripts/serve.py → gunicorn with TLS) on 127.0.0.1; yields its URL and certificate."""
+    instance = tmp_path_factory.mktemp("live")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "INSTANCE_PATH": str(instance),
+        "BASE_URL": f"https://127.0.0.1:{port}",
+        "SECRET_KEY": "live-secret",
+    }
+    env["DATABASE_URL"] = TEST_DATABASE_URL or f"sqlite:///{instance}/repository.db"
+    log = open(instance / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--workers", "2", "--threads", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    else:
+        proc.kill()
+    if proc.poll() is not None:
+        log.close()
+        raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
+    yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env}
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

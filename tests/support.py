@@ -1,0 +1,21 @@
+"""Small helpers shared by tests."""
+
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+
+class HttpsClient(FlaskClient):
+    """A test client whose requests arrive over HTTPS, as the service requires."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        if not args or isinstance(args[0], str):
+            kwargs.setdefault("base_url", "https://localhost")
+        return super().open(*args, **kwargs)
+
+
+def https_client(app: Flask) -> FlaskClient:
+    """A test client speaking HTTPS to `app`."""
+    app.test_client_class = HttpsClient
+    return app.test_client()
