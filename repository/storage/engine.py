@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-
 # Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
 _OPEN: set[Database] = set()
 
