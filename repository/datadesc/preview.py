@@ -1,0 +1,160 @@
+"""Table previews: a CSV copied once into its own SQLite database, then paged, filtered and sorted."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from ..errors import BadRequest, UnprocessableEntity, field_error
+from .tables import MISSING_VALUES
+
+MAX_LIMIT = 1000
+DEFAULT_LIMIT = 20
+TABLE = "rows"
+COLUMNS_TABLE = "_columns"
+ROW_KEY = "_row"  # internal row number; a CSV column of that name is renamed
+
+_PYTHON_TYPES: dict[str, type] = {"integer": int, "number": float}
+_MISSING = frozenset(MISSING_VALUES)
+_BATCH = 2000
+
+
+def _column_names(header: list[str]) -> list[str]:
+    """Header labels made usable as distinct column names (blank -> column_N, repeats -> name_2)."""
+    seen = {ROW_KEY.casefold()}
+    names = []
+    for position, label in enumerate(header, start=1):
+        base = label.strip() or f"column_{position}"
+        name, suffix = base, 2
+        while name.casefold() in seen:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        seen.add(name.casefold())
+        names.append(name)
+    return names
+
+
+def _convert(value: str, kind: type | None) -> Any:
+    """A cell as stored: missing markers -> NULL, numbers parsed; text that does not parse is kept as is."""
+    if value in _MISSING:
+        return None
+    if kind is None:
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+def _rows(
+    reader: Iterator[list[str]], names: list[str], kinds: list[type | None]
+) -> Iterator[dict[str, Any]]:
+    width = len(names)
+    for number, cells in enumerate(reader, start=1):
+        cells = (cells + [""] * width)[:width]
+        row = {name: _convert(cell, kind) for name, cell, kind in zip(names, cells, kinds, strict=True)}
+        row[ROW_KEY] = number
+        yield row
+
+
+def build_preview_db(
+    csv_path: Path | str, db_path: Path | str, field_types: Mapping[str, str] | None = None
+) -> None:
+    """Copy a CSV into a new SQLite database at db_path, streaming; UnprocessableEntity if it cannot be read."""
+    field_types = field_types or {}
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    # Built under a temporary name and renamed, so a reader never sees half a database.
+    handle, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=db_path.name, suffix=".tmp")
+    os.close(handle)
+    try:
+        with open(csv_path, encoding="utf-8-sig", errors="replace", newline="") as text:
+            reader = csv.reader(text)
+            header = next(reader, [])
+            names = _column_names(header)
+            types = [field_types.get(label.strip(), "string") for label in header]
+            with closing(sqlite3.connect(tmp_name)) as conn:
+                db = sqlite_utils.Database(conn)
+                columns: dict[str, Any] = {ROW_KEY: int}
+                columns.update({n: _PYTHON_TYPES.get(t, str) for n, t in zip(names, types, strict=True)})
+                db[TABLE].create(columns, pk=ROW_KEY)
+                db[COLUMNS_TABLE].create({"position": int, "name": str, "type": str}, pk="position")
+                db[COLUMNS_TABLE].insert_all(
+                    {"position": i, "name": n, "type": t}
+                    for i, (n, t) in enumerate(zip(names, types, strict=True))
+                )
+                kinds = [_PYTHON_TYPES.get(t) for t in types]
+                db[TABLE].insert_all(_rows(reader, names, kinds), batch_size=_BATCH)
+                for name in names[:16]:
+                    db[TABLE].create_index([name])  # filters and sorts on a large table stay fast
+                conn.commit()
+        os.replace(tmp_name, db_path)
+    except (csv.Error, UnicodeError) as exc:
+        raise UnprocessableEntity(f"The file cannot be previewed: {exc}") from exc
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def _quote(name: str) -> str:
+    """A column name as an SQL identifier; only names read from the database ever get here."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _filter_value(name: str, kind: str, value: Any) -> Any:
+    if value is None or kind not in _PYTHON_TYPES or not isinstance(value, str):
+        return value
+    try:
+        return _PYTHON_TYPES[kind](value)
+    except ValueError:
+        raise BadRequest("Invalid filter.", [field_error(name, f"Not a valid {kind}: {value!r}.")]) from None
+
+
+def query_preview(
+    db_path: Path | str,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    filters: Mapping[str, Any] | None = None,
+    sort: str | None = None,
+) -> dict[str, Any]:
+    """Rows of a preview database: `{columns, rows, total, limit, offset}`; BadRequest names a bad column or value."""
+    if limit < 1 or offset < 0:
+        raise BadRequest(
+            "Invalid page.",
+            [field_error("limit" if limit < 1 else "offset", "Must not be negative or zero.")],
+        )
+    limit = min(limit, MAX_LIMIT)
+    with closing(sqlite3.connect(f"file:{Path(db_path)}?mode=ro", uri=True)) as conn:
+        columns = [
+            {"name": name, "type": kind}
+            for name, kind in conn.execute(f"SELECT name, type FROM {COLUMNS_TABLE} ORDER BY position")
+        ]
+        known = {c["name"]: c["type"] for c in columns}
+        where, params = [], []
+        for name, value in (filters or {}).items():
+            if name not in known:
+                raise BadRequest("Unknown column.", [field_error(name, f"Unknown column {name!r}.")])
+            value = _filter_value(name, known[name], value)
+            where.append(f"{_quote(name)} IS ?")  # IS also matches a NULL filter value
+            params.append(value)
+        order = ROW_KEY
+        if sort:
+            name = sort[1:] if sort.startswith("-") else sort
+            if name not in known:
+                raise BadRequest("Unknown column.", [field_error("sort", f"Unknown column {name!r}.")])
+            order = f"{_quote(name)} {'DESC' if sort.startswith('-') else 'ASC'}, {ROW_KEY}"
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        total = conn.execute(f"SELECT count(*) FROM {TABLE}{clause}", params).fetchone()[0]
+        names = ", ".join(_quote(c["name"]) for c in columns)
+        cursor = conn.execute(
+            f"SELECT {names} FROM {TABLE}{clause} ORDER BY {order} LIMIT ? OFFSET ?", [*params, limit, offset]
+        )
+        rows = [dict(zip(known, row, strict=True)) for row in cursor]
+    return {"columns": columns, "rows": rows, "total": total, "limit": limit, "offset": offset}
