@@ -1,0 +1,194 @@
+"""Marshmallow fields for deposit metadata: cleaned text, sanitised HTML, dates and identifiers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import nh3
+from marshmallow import ValidationError, fields, validate
+
+from repository.vocabularies.identifiers import normalize_gnd, normalize_orcid
+from repository.vocabularies.languages import normalize_language
+
+# Size limits keep one deposit from filling the database or the search index.
+MAX_TEXT = 10_000
+MAX_HTML = 200_000
+
+# Characters XML 1.0 cannot carry (every export format is XML or ends up in one) and zero-width spaces
+# that make look-alike titles and keywords differ.
+_UNSAFE_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff\u200b\u200c\u200d\u2060\ufeff]"
+)
+
+# What an abstract needs (paragraphs, emphasis, lists, tables, links, code) and nothing that runs or
+# loads something: no script, style, iframe, img, form or event attributes.
+HTML_TAGS = frozenset({
+    "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "code", "dd", "del", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "ins", "li", "ol", "p", "pre", "s", "span", "strike",
+    "strong", "sub", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+})  # fmt: skip
+HTML_ATTRIBUTES = {
+    "*": {"class"},
+    "a": {"href", "title", "name"},
+    "abbr": {"title"},
+    "acronym": {"title"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "ol": {"start"},
+}
+HTML_URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp"})
+
+
+def clean_text(value: str) -> str:
+    """`value` trimmed, without XML-invalid characters and zero-width spaces."""
+    return _UNSAFE_CHARS.sub("", value).strip()
+
+
+def sanitize_html(value: str) -> str:
+    """Safe HTML: allowed tags and attributes only; script and style elements removed with their content."""
+    return nh3.clean(
+        clean_text(value), tags=set(HTML_TAGS), attributes=HTML_ATTRIBUTES, url_schemes=set(HTML_URL_SCHEMES)
+    ).strip()
+
+
+class Text(fields.String):
+    """A trimmed, cleaned string of bounded length."""
+
+    def __init__(self, *, max_length: int = MAX_TEXT, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_length = max_length
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if len(text) > self.max_length:
+            raise ValidationError(f"Longer than maximum length {self.max_length}.")
+        return clean_text(text)
+
+
+class RequiredText(Text):
+    """A Text that must not be blank; `message` names what is missing."""
+
+    def __init__(self, *, message: str = "Missing data for required field.", **kwargs: Any) -> None:
+        super().__init__(required=True, error_messages={"required": message}, **kwargs)
+        self.blank_message = message
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not text:
+            raise ValidationError(self.blank_message)
+        return text
+
+
+class Html(Text):
+    """A string of HTML, sanitised."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=MAX_HTML, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        return sanitize_html(super()._deserialize(value, attr, data, **kwargs))
+
+
+class Choice(Text):
+    """One value of a vocabulary, matched exactly (case-sensitive)."""
+
+    def __init__(self, choices: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(validate=validate.OneOf(choices, error="Not a valid choice."), **kwargs)
+        self.choices = choices
+
+
+class Number(fields.Float):
+    """A JSON number; numeric strings and booleans are refused (JSON Schema agrees)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError("Not a valid number.")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class IsoDate(fields.Field):
+    """An ISO 8601 date `YYYY-MM-DD` (a full ISO timestamp is cut to its date); loads as the string."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if not isinstance(value, str):
+            raise ValidationError("Not a valid date. Use the format YYYY-MM-DD.")
+        text = value.strip()
+        try:
+            if len(text) == 10:
+                return dt.date.fromisoformat(text).isoformat()
+            if len(text) > 10 and text[10] in "T ":
+                return dt.datetime.fromisoformat(text).date().isoformat()
+        except ValueError:
+            pass
+        raise ValidationError("Not a valid date. Use the format YYYY-MM-DD.")
+
+
+class Orcid(Text):
+    """An ORCID iD, as the dashed 16 digits (`https://orcid.org/` prefix stripped, checksum checked)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not text:
+            return text
+        normalized = normalize_orcid(text)
+        if normalized is None:
+            raise ValidationError("Not a valid ORCID identifier.")
+        return normalized
+
+
+class Gnd(Text):
+    """A GND identifier, stored without its `gnd:` prefix."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not text:
+            return text
+        normalized = normalize_gnd(text)
+        if normalized is None:
+            raise ValidationError("Not a valid GND identifier.")
+        return normalized
+
+
+class Language(Text):
+    """An ISO 639-2 (B or T) or 639-3 code, stored as given in lower case."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        code = normalize_language(text)
+        if code is None:
+            raise ValidationError("Not a valid language: use an ISO 639-2 or ISO 639-3 code such as 'eng'.")
+        return code
+
+
+class License(Text):
+    """A license id given as a string or as `{"id": ...}`; resolved against the licenses later."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if isinstance(value, dict):
+            if set(value) != {"id"}:
+                raise ValidationError('Not a valid license: give an id string or {"id": ...}.')
+            value = value["id"]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class PrereserveDoi(fields.Field):
+    """`true`/`false`, or the `{doi, recid}` object a response showed (echoed back unchanged)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, dict) and set(value) <= {"doi", "recid"}:
+            return value
+        raise ValidationError("Must be true, false or the reserved {doi, recid} object.")
+
+
+class StringList(fields.List):
+    """A list of cleaned strings; blank entries are removed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Text(), **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[str]:
+        return [item for item in super()._deserialize(value, attr, data, **kwargs) if item]
