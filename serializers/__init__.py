@@ -1,0 +1,108 @@
+"""The format registry: pure functions from a record dict to bytes, chosen by media type or OAI prefix.
+
+INPUT CONTRACT — every renderer takes the published record in its v1 form (reference §3.2), built once
+by the records module, plus a RenderContext; no Flask, no database in here.
+
+    record = {
+      "id": int, "conceptrecid": str, "doi": str, "conceptdoi": str (absent without a concept DOI),
+      "created": ts, "updated": ts, "revision": int, "owners": [int], "stats": {...},
+      "links": {"self", "html", "doi", "badge", "conceptdoi", "conceptbadge", "bucket"?, "latest",
+                "latest_html", ...}                                  # absolute URLs
+      "files": [{"id": uuid, "bucket", "checksum": "md5:<hex>", "key", "size", "type",
+                 "links": {"self"}}],                                # only when the caller may see files;
+                                                                     # "id" is dropped from v1 output
+      "metadata": {
+        "title", "publication_date": "YYYY-MM-DD", "description" (HTML),
+        "resource_type": {"type", "subtype"?, "title"},
+        "access_right": open|embargoed|restricted|closed, "access_right_category",
+        "license": {"id"}, "embargo_date", "access_conditions" (HTML), "doi",
+        "creators": [{"name": "Family, Given", "affiliation"?, "orcid"?, "gnd"?}],
+        "contributors": [... + "type"], "thesis": {"university", "supervisors": [person]},
+        "keywords": [str], "subjects": [{"term", "identifier", "scheme"}],
+        "communities": [{"id"}],
+        "grants": [{"code", "title", "acronym", "program",
+                    "funder": {"doi", "name", "acronyms", "links"}, "links"}],
+        "journal": {"title", "volume", "issue", "pages", "year"},
+        "meeting": {"title", "acronym", "dates", "place", "url", "session", "session_part"},
+        "imprint": {"publisher", "place", "isbn"}, "part_of": {"title", "pages"},
+        "related_identifiers": [{"identifier", "relation", "scheme", "resource_type"?}],
+        "alternate_identifiers"?: [{"identifier", "scheme"}],  # or relation isAlternateIdentifier
+        "relations": {"version": [...]}, "references": [str], "notes", "method" (HTML), "version",
+        "language": ISO 639-2/3 lower case, "dates": [{"start"?, "end"?, "type", "description"?}],
+        "locations": [{"lat"?, "lon"?, "place", "description"?}],
+      },
+    }
+
+Absent optional keys are simply missing. Service DOIs look like `<ctx.doi_prefix>/<namespace>.<recid>`;
+any other DOI is external. Control characters XML 1.0 forbids are stripped from every XML and BibTeX
+output, so output is always well-formed whatever the record holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, marc
+from .context import RenderContext
+from .negotiation import negotiate, parse_accept
+from .oai import OAI_FORMATS, OAI_PREFIXES, OaiFormat, oai_format
+
+Render = Callable[[dict[str, Any], RenderContext], bytes]
+RenderPage = Callable[[list[dict[str, Any]], RenderContext], bytes]
+
+
+@dataclass(frozen=True)
+class Serializer:
+    """One output format: its names, media types and renderers."""
+
+    name: str  # short name accepted by ?format=
+    mimetype: str  # canonical media type, sent as Content-Type
+    render: Render
+    render_page: RenderPage | None = None  # None: no page form (v1 pages are the search envelope)
+    aliases: tuple[str, ...] = ()
+    oai_prefixes: tuple[str, ...] = ()  # OAI metadataPrefixes serving the same mapping (see serializers.oai)
+    media_types: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "media_types", tuple(m.lower() for m in (self.mimetype, *self.aliases)))
+
+
+_ALL = (
+    Serializer("v1", "application/vnd.service.v1+json", jsonformats.render_v1, None,
+               ("application/vnd.zenodo.v1+json",)),
+    Serializer("json", "application/json", jsonformats.render_legacy, jsonformats.render_legacy_page),
+    Serializer("marcxml", "application/marcxml+xml", marc.render, marc.render_page, ("application/marc+xml",),
+               ("marc21", "marcxml")),
+    Serializer("bibtex", "application/x-bibtex", bibtex.render, bibtex.render_page, ("text/x-bibtex",)),
+    Serializer("datacite", "application/x-registry+xml", datacite.render, datacite.render_page,
+               ("application/x-datacite+xml", "application/vnd.datacite.datacite+xml",
+                "application/x-datacite-v41+xml"),
+               ("oai_registry", "oai_registry4", "registry", "oai_datacite", "oai_datacite4", "datacite",
+                "datacite4")),
+    Serializer("datacite3", "application/x-registry-v3+xml", datacite3.render, datacite3.render_page,
+               ("application/x-datacite-v3+xml",), ("oai_registry3", "registry3", "oai_datacite3", "datacite3")),
+    Serializer("dc", "application/x-dc+xml", dublincore.render, dublincore.render_page, (), ("oai_dc",)),
+    Serializer("csl", "application/vnd.citationstyles.csl+json", csl.render, csl.render_page),
+    Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page),
+    Serializer("citation", "text/x-bibliography", csl.render_citation, csl.render_citation_page),
+)
+
+# Short name -> serializer; the order is the order 406 messages list the media types in.
+REGISTRY: dict[str, Serializer] = {s.name: s for s in _ALL}
+DEFAULT = REGISTRY["v1"]
+# Formats the search endpoint offers (all of them: each has a page form or, for v1, the envelope).
+SEARCH_FORMATS: list[Serializer] = list(_ALL)
+
+
+def by_media_type(media_type: str) -> Serializer | None:
+    """The serializer for a canonical or alias media type, if any."""
+    wanted = media_type.lower()
+    return next((s for s in _ALL if wanted in s.media_types), None)
+
+
+__all__ = [
+    "DEFAULT", "OAI_FORMATS", "OAI_PREFIXES", "REGISTRY", "SEARCH_FORMATS", "OaiFormat", "RenderContext",
+    "Serializer", "by_media_type", "csl", "jsonformats", "negotiate", "oai_format", "parse_accept",
+]

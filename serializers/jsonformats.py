@@ -1,0 +1,141 @@
+"""The service v1 JSON and the legacy deposition-like JSON (reference §3.2, §3.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .context import RenderContext
+from .text import doi_url
+
+# Relations the deposit API accepts; versioning relations are output-only and would break a client that
+# copies legacy metadata back into a deposit.
+_INPUT_RELATIONS = frozenset(
+    "isCitedBy cites isSupplementTo isSupplementedBy isContinuedBy continues isDescribedBy describes hasMetadata "
+    "isMetadataFor isNewVersionOf isPreviousVersionOf isPartOf hasPart isReferencedBy references isDocumentedBy "
+    "documents isCompiledBy compiles isVariantFormOf isOriginalFormof isIdenticalTo isAlternateIdentifier "
+    "isReviewedBy reviews isDerivedFrom isSourceOf requires isRequiredBy isObsoletedBy obsoletes".split()
+)
+_FLAT = (
+    ("journal", "journal_", ("title", "volume", "issue", "pages")),
+    ("meeting", "conference_", ("title", "acronym", "dates", "place", "url", "session", "session_part")),
+    ("imprint", "imprint_", ("publisher", "isbn", "place")),
+    ("part_of", "partof_", ("title", "pages")),
+)
+_COPIED = (
+    "publication_date", "title", "creators", "description", "access_right", "embargo_date", "access_conditions",
+    "doi", "keywords", "notes", "contributors", "references", "subjects", "version", "language", "locations",
+    "dates", "method",
+)
+
+
+def v1_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The v1 representation: the record itself without the internal file ids."""
+    if not record.get("files"):
+        return record
+    files = [{k: v for k, v in item.items() if k != "id"} for item in record["files"]]
+    return {**record, "files": files}
+
+
+def render_v1(record: dict[str, Any], ctx: RenderContext) -> bytes:
+    """One record as `application/vnd.service.v1+json`."""
+    return orjson.dumps(v1_record(record))
+
+
+def render_v1_search(
+    records: list[dict[str, Any]], total: int, links: dict[str, str], aggregations: dict[str, Any]
+) -> bytes:
+    """The v1 search envelope `{"hits": {"hits", "total"}, "links", "aggregations"}`."""
+    body = {"hits": {"hits": [v1_record(r) for r in records], "total": total}, "links": links,
+            "aggregations": aggregations}
+    return orjson.dumps(body)
+
+
+def _legacy_metadata(record: dict[str, Any]) -> dict[str, Any]:
+    md = record.get("metadata", {})
+    out: dict[str, Any] = {key: md[key] for key in _COPIED if md.get(key) not in (None, "", [], {})}
+    rtype = md.get("resource_type") or {}
+    out["upload_type"] = rtype.get("type", "other")
+    if rtype.get("subtype"):
+        out["image_type" if rtype.get("type") == "image" else "publication_type"] = rtype["subtype"]
+    if md.get("license"):
+        out["license"] = md["license"]["id"]
+    if md.get("communities"):
+        out["communities"] = [{"identifier": c["id"]} for c in md["communities"]]
+    if md.get("grants"):
+        out["grants"] = [{"id": _grant_id(g)} for g in md["grants"]]
+    for source, prefix, keys in _FLAT:
+        for key in keys:
+            value = (md.get(source) or {}).get(key)
+            if value:
+                out[prefix + key] = value
+    thesis = md.get("thesis") or {}
+    if thesis.get("supervisors"):
+        out["thesis_supervisors"] = thesis["supervisors"]
+    if thesis.get("university"):
+        out["thesis_university"] = thesis["university"]
+    related = [r for r in md.get("related_identifiers", []) if r.get("relation") in _INPUT_RELATIONS]
+    related += [
+        {"identifier": a["identifier"], "relation": "isAlternateIdentifier", "scheme": a.get("scheme", "")}
+        for a in md.get("alternate_identifiers", [])
+    ]
+    if related:
+        out["related_identifiers"] = related
+    out["prereserve_doi"] = {"doi": record.get("doi", ""), "recid": record["id"]}
+    return out
+
+
+def _grant_id(grant: dict[str, Any]) -> str:
+    funder = (grant.get("funder") or {}).get("doi")
+    return f"{funder}::{grant['code']}" if funder else grant["code"]
+
+
+def _legacy_file(record: dict[str, Any], item: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
+    file_id = item.get("id", item["key"])
+    return {
+        "id": file_id,
+        "filename": item["key"],
+        "filesize": item["size"],
+        "checksum": item["checksum"].removeprefix("md5:"),
+        "links": {
+            "self": f"{ctx.base_url}/api/deposit/depositions/{record['id']}/files/{file_id}",
+            "download": item["links"]["self"],
+        },
+    }
+
+
+def legacy_record(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
+    """The deposition-like legacy shape of a published record."""
+    doi = record.get("doi", "")
+    out: dict[str, Any] = {
+        "conceptdoi": record.get("conceptdoi"),
+        "conceptrecid": record.get("conceptrecid"),
+        "created": record.get("created"),
+        "doi": doi,
+        "doi_url": doi_url(doi),
+        "files": [_legacy_file(record, item, ctx) for item in record.get("files", [])],
+        "id": record["id"],
+        "links": record.get("links", {}),
+        "metadata": _legacy_metadata(record),
+        "modified": record.get("updated"),
+        "owner": (record.get("owners") or [None])[0],
+        "record_id": record["id"],
+        "state": "done",
+        "submitted": True,
+        "title": record.get("metadata", {}).get("title", ""),
+    }
+    if not out["conceptdoi"]:
+        del out["conceptdoi"]
+    return out
+
+
+def render_legacy(record: dict[str, Any], ctx: RenderContext) -> bytes:
+    """One record as legacy `application/json`."""
+    return orjson.dumps(legacy_record(record, ctx))
+
+
+def render_legacy_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as legacy `application/json`: a bare array."""
+    return orjson.dumps([legacy_record(r, ctx) for r in records])
+
