@@ -46,14 +46,51 @@ def create_app(settings: Settings | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
     app.url_map.strict_slashes = False
 
-    services = web.Services(settings=settings, db=db, extras={})
+    services = web.Services(settings=settings, db=db, extras={"secret": app.config["SECRET_KEY"].encode()})
     app.extensions["repository"] = services
     web.install(app)
     services.extras["limiter"] = install_limiter(app, settings, web.resolve_identity)
     web.install_checks(app)
 
-    from repository.api import root, tokens
+    _install_services(services)
 
-    for blueprint in (root.bp, tokens.bp):
+    from repository.api import (
+        communities,
+        deposit_files,
+        deposits,
+        files,
+        funders,
+        grants,
+        licenses,
+        records,
+        root,
+        tokens,
+    )
+
+    for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
+                      grants.bp, communities.bp):
         app.register_blueprint(blueprint)
     return app
+
+
+def _install_services(services: web.Services) -> None:
+    """The file store, the search engine, the DOI registrar and the outbox indexer."""
+    from repository.files import FileStore
+    from repository.indexer import Indexer
+    from repository.registrar import open_registrar
+    from repository.rendering import render_context
+    from repository.search.backend import open_search
+    from repository.stats import ViewCounter
+    from repository.vocabularies.lookups import DatabaseLookups
+
+    settings, db = services.settings, services.db
+    search = open_search(settings.SEARCH_URL)
+    registrar = open_registrar(settings, db)
+    indexer = Indexer(db, settings, search, registrar, DatabaseLookups, lambda: render_context(settings, db))
+    stats = ViewCounter(db)
+    indexer.on_pass = stats.flush
+    services.extras.update(
+        files=FileStore(settings.FILES_ROOT), search=search, registrar=registrar, indexer=indexer, stats=stats,
+    )
+    if settings.BACKGROUND_WORKER:
+        indexer.start()

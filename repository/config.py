@@ -142,6 +142,9 @@ class Settings:
     RATELIMIT_USER: str = setting("100/minute;5000/hour", "Limits for authenticated requests (per user).", _limits)
     RATELIMIT_OAI: str = setting("120/minute", "Limit on the OAI-PMH endpoint.", _limits)
     RATELIMIT_THUMBNAILS: str = setting("20/minute", "Limit on image thumbnails.", _limits)
+    BACKGROUND_WORKER: bool = setting(
+        True, "Run the outbox worker (index and DOI retries) as a thread in each server process (embedded shape).", _bool
+    )
     MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
     MAX_MULTIPART_BYTES: int = setting(
         100 * 1024 * 1024, "Largest file accepted by the old multipart files interface, in bytes.", _positive_int

@@ -21,8 +21,11 @@ from repository.config import Settings
 from repository.storage import open_database, upgrade
 from repository.storage.engine import close_all
 from repository.storage.tables import metadata
+from repository.vocabularies.loader import load as load_vocabularies
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
+# Loaded once into the template and kept between tests (tests that reload them restore the built-in data).
+VOCABULARY_TABLES = {"licenses", "license_aliases", "funders", "grants"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -32,11 +35,13 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     if TEST_DATABASE_URL:
         db = open_database(TEST_DATABASE_URL)
         upgrade(db)
+        load_vocabularies(db)  # kept by _empty_postgres
         db.dispose()
         return TEST_DATABASE_URL
     path = str(tmp_path_factory.mktemp("template") / "template.db")
     db = open_database(f"sqlite:///{path}")
     upgrade(db)
+    load_vocabularies(db)  # the built-in licenses, funders and grants, as create_app would load them
     with db.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     db.dispose()
@@ -45,7 +50,7 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _empty_postgres(url: str) -> None:
     db = open_database(url)
-    names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+    names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables if t.name not in VOCABULARY_TABLES)
     with db.engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
     db.dispose()
@@ -74,6 +79,8 @@ def make_settings(tmp_path, database_url: str) -> Callable[..., Settings]:  # ty
             "DATABASE_URL": database_url,
             "BASE_URL": "https://localhost",
             "SECRET_KEY": "test-secret",
+            # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
+            "BACKGROUND_WORKER": False,
         }
         values.update(overrides)
         return Settings.build(**values)

@@ -46,3 +46,68 @@ tokens = Table(
     Column("created", DateTime, nullable=False),
     Column("revoked", DateTime, nullable=True),
 )
+
+# The write side's tables register themselves on `metadata` (kept in their own module for size).
+from repository.storage import tables_deposits  # noqa: E402,F401
+
+# Vocabularies: the source of truth for licenses, funders and grants (loaded by scripts/load_vocabularies.py)
+# and the communities users create. `search_text` is the lower-cased text that `q` is matched against.
+
+licenses = Table(
+    "licenses",
+    metadata,
+    Column("id", String(100), primary_key=True),  # canonical id, as given out in responses
+    Column("title", String(255), nullable=False),
+    Column("url", String(500), nullable=False),
+    Column("search_text", Text, nullable=False),
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)
+
+license_aliases = Table(
+    "license_aliases",
+    metadata,
+    # Lower case; every license has its own lower-cased id here too, so one lookup resolves any spelling.
+    Column("alias", String(100), primary_key=True),
+    Column("license_id", String(100), ForeignKey("licenses.id", ondelete="CASCADE"), nullable=False, index=True),
+)
+
+funders = Table(
+    "funders",
+    metadata,
+    Column("doi", String(100), primary_key=True),
+    Column("name", String(255), nullable=False),
+    Column("acronyms", Text, nullable=False),  # JSON array
+    Column("country", String(2), nullable=False),
+    Column("type", String(20), nullable=False),
+    Column("search_text", Text, nullable=False),
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)
+
+grants = Table(
+    "grants",
+    metadata,
+    Column("funder_doi", String(100), ForeignKey("funders.doi"), primary_key=True),
+    Column("code", String(100), primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("acronym", String(100), nullable=False),
+    Column("program", String(100), nullable=False),
+    Column("startdate", String(10), nullable=True),  # YYYY-MM-DD
+    Column("enddate", String(10), nullable=True),
+    Column("search_text", Text, nullable=False),
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)
+
+communities = Table(
+    "communities",
+    metadata,
+    Column("identifier", String(100), primary_key=True),  # the slug, also the OAI set `user-<identifier>`
+    Column("title", String(255), nullable=False),
+    Column("description", Text, nullable=False),  # sanitised HTML
+    Column("curation_policy", Text, nullable=False),  # sanitised HTML
+    Column("owner_id", Integer, ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True),
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)

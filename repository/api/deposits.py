@@ -1,0 +1,151 @@
+"""`/api/deposit/depositions`: create, list, get, update, delete and the actions publish, edit, discard, newversion."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+
+from repository import deposit_json, deposits
+from repository.deposit_listing import list_deposits
+from repository.errors import BadRequest
+from repository.files import release_files
+from repository.openapi import doc
+from repository.web import identity, json_body, json_response, require_scope, services
+
+
+def _lookups(conn):  # type: ignore[no-untyped-def]
+    from repository.vocabularies.lookups import DatabaseLookups
+
+    return DatabaseLookups(conn)
+
+
+bp = Blueprint("deposits", __name__, url_prefix="/api/deposit/depositions")
+
+DEPOSITION = {"application/json": {"schema": {"type": "object"}}}
+LIST_PARAMS = [
+    {"name": name, "in": "query", "schema": {"type": kind}, "description": text}
+    for name, kind, text in (
+        ("q", "string", "query string syntax over the caller's depositions"),
+        ("status", "string", "draft or published"),
+        ("sort", "string", "bestmatch or mostrecent; a leading - reverses"),
+        ("page", "integer", "page number, from 1"),
+        ("size", "integer", "depositions per page (default 10)"),
+        ("all_versions", "string", "true/1 shows every version, false/0 only the newest of each concept"),
+    )
+]
+
+
+def _render(dep_id: int, status: int, headers: dict | None = None) -> Response:
+    with services().db.read() as conn:
+        body = deposit_json.render(conn, services().settings, dep_id)
+    return json_response(body, status, headers)
+
+
+def _after_commit() -> None:
+    """Apply the outbox right away, so a published record is searchable when the response is sent."""
+    indexer = services().extras.get("indexer")
+    if indexer is not None:
+        indexer.process_pending()
+
+
+@bp.get("/")
+@require_scope()
+@doc(parameters=LIST_PARAMS, responses={"200": {"description": "A bare array of the caller's depositions."}})
+def list_view() -> Response:
+    """List the caller's depositions (a bare array), with q, status, sort, page, size and all_versions."""
+    with services().db.read() as conn:
+        rows, links = list_deposits(conn, services().settings, identity().user_id, request.args)
+        body = deposit_json.render_many(conn, services().settings, rows)
+    return json_response(body, headers={"Link": links} if links else None)
+
+
+@bp.post("/")
+@require_scope("deposit:write")
+@doc(request={"content": DEPOSITION}, responses={"201": {"description": "The new deposition."}})
+def create_view() -> Response:
+    """Create a deposition from `{}` or `{"metadata": {...}}`; given metadata is validated and stored. 201."""
+    body = json_body()
+    if not isinstance(body, dict):
+        raise BadRequest("The body must be a JSON object: {} or {\"metadata\": {...}}.")
+    with services().db.write() as conn:
+        ctx = deposits.Context(services().settings, _lookups(conn))
+        dep_id = deposits.create(conn, ctx, identity().user_id, body.get("metadata", {}) if body else {})
+    location = f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}"
+    return _render(dep_id, 201, {"Location": location})
+
+
+@bp.get("/<int:dep_id>")
+@require_scope()
+def get_view(dep_id: int) -> Response:
+    """One of the caller's depositions; 404 for anyone else's."""
+    with services().db.read() as conn:
+        deposits.get_deposit(conn, dep_id, identity().user_id)
+    return _render(dep_id, 200)
+
+
+@bp.put("/<int:dep_id>")
+@require_scope("deposit:write")
+@doc(request={"content": DEPOSITION})
+def update_view(dep_id: int) -> Response:
+    """Replace the metadata (`{"metadata": {...}}`) of a draft or of a deposition being edited."""
+    body = json_body()
+    with services().db.write() as conn:
+        ctx = deposits.Context(services().settings, _lookups(conn))
+        deposits.update_metadata(conn, ctx, dep_id, identity().user_id, body)
+    return _render(dep_id, 200)
+
+
+@bp.delete("/<int:dep_id>")
+@require_scope("deposit:write")
+@doc(responses={"201": {"description": "Deleted (empty body)."}})
+def delete_view(dep_id: int) -> Response:
+    """Delete an unpublished deposition: 201 with an empty body; 403 once published; 404 if absent."""
+    store = services().extras["files"]
+    with services().db.write() as conn:
+        freed = deposits.delete_deposit(conn, dep_id, identity().user_id)
+    with services().db.write() as conn:
+        release_files(conn, store, freed)
+    return Response(status=201)
+
+
+@bp.post("/<int:dep_id>/actions/publish")
+@require_scope("deposit:actions")
+@doc(responses={"202": {"description": "Published: the deposition."}})
+def publish_view(dep_id: int) -> Response:
+    """Publish: needs every required field and at least one file; creates the record and its DOI. 202."""
+    with services().db.write() as conn:
+        ctx = deposits.Context(services().settings, _lookups(conn))
+        deposits.publish(conn, ctx, dep_id, identity().user_id)
+    _after_commit()
+    return _render(dep_id, 202)
+
+
+@bp.post("/<int:dep_id>/actions/edit")
+@require_scope("deposit:actions")
+@doc(responses={"201": {"description": "Unlocked for editing."}})
+def edit_view(dep_id: int) -> Response:
+    """Unlock a published deposition's metadata: 201; 400 if not published or already being edited; 409 while
+    the record is being integrated."""
+    with services().db.write() as conn:
+        deposits.edit(conn, dep_id, identity().user_id)
+    return _render(dep_id, 201)
+
+
+@bp.post("/<int:dep_id>/actions/discard")
+@require_scope("deposit:actions")
+@doc(responses={"201": {"description": "Changes dropped."}})
+def discard_view(dep_id: int) -> Response:
+    """Drop the changes of the edit session: 201; 400 when not being edited."""
+    with services().db.write() as conn:
+        deposits.discard(conn, dep_id, identity().user_id)
+    return _render(dep_id, 201)
+
+
+@bp.post("/<int:dep_id>/actions/newversion")
+@require_scope("deposit:actions")
+@doc(responses={"201": {"description": "The original deposition, with links.latest_draft to the new draft."}})
+def newversion_view(dep_id: int) -> Response:
+    """Create a new-version draft of the latest version (files snapshotted, no bytes copied). 201, the original."""
+    with services().db.write() as conn:
+        ctx = deposits.Context(services().settings, _lookups(conn))
+        deposits.newversion(conn, ctx, dep_id, identity().user_id)
+    return _render(dep_id, 201)

@@ -1,0 +1,131 @@
+"""`/api/files/<bucket>`: the bucket interface — streamed uploads of any size, listing, download, delete.
+
+A deposit's bucket is its owner's; a record's bucket is locked and readable as the record's access rules say.
+Anyone else gets 404, so the existence of a hidden file never shows.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+from sqlalchemy import select, update
+
+from repository import files
+from repository.access import can_read_files
+from repository.deposit_json import object_json
+from repository.downloads import send_object
+from repository.errors import Forbidden, NotFound
+from repository.openapi import doc
+from repository.storage.tables_deposits import deposits, records
+from repository.timeutil import isoformat
+from repository.web import identity, json_response, require_scope, services
+
+bp = Blueprint("files", __name__, url_prefix="/api/files")
+
+
+def _owner_bucket(conn, bucket_id: str) -> dict:  # type: ignore[no-untyped-def]
+    """The caller's deposit owning `bucket_id`; 404 for anyone else (403 on a record's locked bucket)."""
+    who = identity()
+    dep = conn.execute(select(deposits).where(deposits.c.bucket_id == bucket_id)).mappings().first()
+    if dep is not None and dep["owner_id"] == who.user_id:
+        return dict(dep)
+    rec = conn.execute(select(records.c.owner_id).where(records.c.bucket_id == bucket_id)).first()
+    if rec is not None and rec.owner_id == who.user_id:
+        raise Forbidden("Bucket is locked for modifications.")
+    raise NotFound("Bucket does not exist.")
+
+
+def _readable_bucket(conn, bucket_id: str) -> dict | None:  # type: ignore[no-untyped-def]
+    """The record owning a readable bucket, None for the caller's own deposit bucket; 404 otherwise."""
+    who = identity()
+    rec = conn.execute(select(records).where(records.c.bucket_id == bucket_id)).mappings().first()
+    if rec is not None:
+        if can_read_files(dict(rec), who):
+            return dict(rec)
+        raise NotFound("The file does not exist.")
+    dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
+    if dep is None or who is None or dep.owner_id != who.user_id:
+        raise NotFound("The file does not exist.")
+    return None
+
+
+@bp.put("/<bucket_id>/<path:key>")
+@require_scope("deposit:write")
+@doc(
+    request={"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+    responses={"200": {"description": "The bucket file object."}},
+)
+def put_object(bucket_id: str, key: str) -> Response:
+    """Upload the raw body as `key` (streamed, any size; a second PUT replaces the file). 403 once locked."""
+    files.check_key(key)
+    store = services().extras["files"]
+    with services().db.read() as conn:
+        _owner_bucket(conn, bucket_id)
+        if files.get_bucket(conn, bucket_id)["locked"]:
+            raise Forbidden("Bucket is locked for modifications.")
+    stored = store.write(request.stream)
+    try:
+        with services().db.write() as conn:
+            obj, replaced = files.put_object(conn, bucket_id, key, stored)
+            if replaced:
+                files.release_files(conn, store, [replaced])
+    except BaseException:
+        store.remove(stored.uri)
+        raise
+    return json_response(object_json(services().settings.BASE_URL, bucket_id, obj))
+
+
+@bp.get("/<bucket_id>")
+@doc(responses={"200": {"description": "The bucket and its contents."}})
+def get_bucket(bucket_id: str) -> Response:
+    """The bucket with its file objects (`contents`)."""
+    base = services().settings.BASE_URL
+    with services().db.read() as conn:
+        _readable_bucket(conn, bucket_id)
+        bucket = files.get_bucket(conn, bucket_id)
+        objs = files.list_objects(conn, bucket_id)
+    url = f"{base}/api/files/{bucket_id}"
+    return json_response(
+        {
+            "id": bucket_id,
+            "size": sum(o["size"] for o in objs),
+            "locked": bucket["locked"],
+            "created": isoformat(bucket["created"]),
+            "updated": isoformat(bucket["updated"]),
+            "links": {"self": url, "versions": f"{url}?versions", "uploads": f"{url}?uploads"},
+            "contents": [object_json(base, bucket_id, o) for o in objs],
+        }
+    )
+
+
+@bp.get("/<bucket_id>/<path:key>")
+@doc(
+    parameters=[{"name": "download", "in": "query", "schema": {"type": "string"}, "description": "as attachment"}],
+    responses={"200": {"description": "The file's bytes (Range and conditional requests supported)."}},
+)
+def download(bucket_id: str, key: str) -> Response:
+    """Download a file; open records to everyone, others to their owner only (404 to the rest)."""
+    with services().db.read() as conn:
+        record = _readable_bucket(conn, bucket_id)
+        obj = files.get_object(conn, bucket_id, key)
+    response = send_object(services().extras["files"], obj, as_attachment="download" in request.args)
+    if record is not None and response.status_code in (200, 206):
+        with services().db.write() as conn:
+            conn.execute(
+                update(records)
+                .where(records.c.id == record["id"])
+                .values(downloads=records.c.downloads + 1, volume=records.c.volume + obj["size"])
+            )
+    return response
+
+
+@bp.delete("/<bucket_id>/<path:key>")
+@require_scope("deposit:write")
+@doc(responses={"204": {"description": "Deleted."}})
+def delete_object(bucket_id: str, key: str) -> Response:
+    """Remove a file from a draft's bucket: 204; 403 once locked; 404 if absent."""
+    store = services().extras["files"]
+    with services().db.write() as conn:
+        _owner_bucket(conn, bucket_id)
+        freed = files.delete_object(conn, bucket_id, key)
+        files.release_files(conn, store, [freed])
+    return Response(status=204)

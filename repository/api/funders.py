@@ -1,0 +1,36 @@
+"""`/api/funders/`: search the funders and fetch one by its DOI (reference §9)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+
+from repository.api.licenses import PAGING
+from repository.openapi import doc
+from repository.vocabularies import funders
+from repository.vocabularies.listing import envelope, parse_page
+from repository.web import json_response, services
+
+bp = Blueprint("funders", __name__, url_prefix="/api/funders")
+
+Q = {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words in name, acronym, DOI."}
+
+
+@bp.get("/")
+@doc(parameters=[Q, *PAGING], responses={"200": {"description": "The search envelope of funders."}})
+def search_funders() -> Response:
+    """Search funders by name, acronym, DOI or country (`q`); 400 on a bad `page` or `size`."""
+    page = parse_page(request.args)
+    with services().db.read() as conn:
+        rows, total = funders.search(conn, request.args.get("q"), page)
+    base = services().settings.BASE_URL
+    hits = [funders.to_json(row, base) for row in rows]
+    return json_response(envelope(hits, total, page, base + "/api/funders/", request.args))
+
+
+@bp.get("/<path:doi>")
+@doc(responses={"200": {"description": "A funder."}})
+def get_funder(doi: str) -> Response:
+    """One funder by its DOI, e.g. `/api/funders/10.13039/501100000780`; 404 if unknown."""
+    with services().db.read() as conn:
+        row = funders.get(conn, doi)
+    return json_response(funders.to_json(row, services().settings.BASE_URL))

@@ -1,0 +1,206 @@
+"""`/api/records/`: search (the envelope, or any export format) and one record in any format of the registry."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from flask import Blueprint, Response, request
+from werkzeug.datastructures import MultiDict
+
+import serializers
+from repository import files
+from repository import records as records_mod
+from repository.access import can_read_files
+from repository.errors import Gone, NotFound
+from repository.openapi import doc
+from repository.rendering import render_context
+from repository.search.params import WINDOW, parse_search_args
+from repository.storage.tables_deposits import concepts
+from repository.timeutil import http_date
+from repository.web import identity, json_response, services
+from serializers.jsonformats import render_v1_search
+from serializers.negotiation import negotiate
+
+bp = Blueprint("records", __name__, url_prefix="/api/records")
+
+SEARCH_PARAMS = [
+    {"name": name, "in": "query", "schema": {"type": "string"}, "description": text}
+    for name, text in (
+        ("q", "query string syntax (fields, phrases, AND/OR/NOT, ranges, wildcards, _exists_)"),
+        ("sort", "bestmatch, mostrecent, mostviewed, publication_date, conference_session, journal, version; - reverses"),
+        ("page", "page number from 1"), ("size", "records per page (default 10)"),
+        ("all_versions", "true/1 lists every version"), ("communities", "community identifier"),
+        ("type", "upload type"), ("subtype", "publication or image type"), ("access_right", "access right"),
+        ("file_type", "file extension"), ("keywords", "keyword"), ("publication_date", "range yyyy--yyyy"),
+        ("bounds", "minLon,minLat,maxLon,maxLat"), ("custom", "[field]:value"), ("facets", "aggregations to add"),
+        ("cursor", "opaque position from links.next, to read past the 10,000-result window"),
+        ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json)"),
+    )
+]  # fmt: skip
+
+
+def _context():  # type: ignore[no-untyped-def]
+    s = services()
+    return render_context(s.settings, s.db, request.args.get("style"), request.args.get("locale"))
+
+
+def _serializer():  # type: ignore[no-untyped-def]
+    return negotiate(
+        request.headers.get("Accept"), request.args.get("format"), list(serializers.REGISTRY.values()),
+        serializers.DEFAULT,
+    )
+
+
+def _content_type(serializer) -> str:  # type: ignore[no-untyped-def]
+    # The v1 format answers as application/json, as the reference system does, so every JSON client reads it.
+    if serializer.name == "v1":
+        return "application/json"
+    if serializer.mimetype.startswith("text/") or serializer.mimetype.endswith("xml"):
+        return serializer.mimetype + "; charset=utf-8"
+    return serializer.mimetype
+
+
+def _page_link(base: str, args: list[tuple[str, str]], **changes: str) -> str:
+    kept = [(k, v) for k, v in args if k not in changes and k not in ("page", "cursor")]
+    return f"{base}?{urlencode(kept + [(k, v) for k, v in changes.items()])}"
+
+
+def search_response(args: MultiDict, path: str) -> Response:
+    """Run a search and render it in the negotiated format (the envelope for v1)."""
+    s = services()
+    serializer = _serializer()
+    if serializer.name != "v1" and serializer.render_page is None:
+        serializer = serializers.DEFAULT
+    req = parse_search_args(args, cursor_key=s.extras["secret"])
+    result = s.extras["search"].search(req)
+    base = s.settings.BASE_URL + path
+    given = list(req.args)
+    page = req.offset // req.size + 1
+    links = {"self": _page_link(base, given, page=str(page), size=str(req.size))}
+    if req.after is None and page > 1:
+        links["prev"] = _page_link(base, given, page=str(page - 1), size=str(req.size))
+    if req.offset + req.size < result.total:
+        if req.after is None and page * req.size < min(result.total, WINDOW):
+            links["next"] = _page_link(base, given, page=str(page + 1), size=str(req.size))
+        elif result.next_cursor:
+            links["next"] = _page_link(base, given, size=str(req.size), cursor=result.next_cursor)
+    header = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
+    if serializer.name == "v1":
+        body = render_v1_search(result.hits, result.total, links, result.aggregations)
+    else:
+        body = serializer.render_page(result.hits, _context())
+    return Response(body, 200, headers={"Link": header}, content_type=_content_type(serializer))
+
+
+@bp.get("/")
+@doc(parameters=SEARCH_PARAMS, responses={"200": {"description": "The search envelope, or the chosen format."}})
+def search() -> Response:
+    """Search published records; `Accept`/`?format=` choose the rendering (legacy JSON: a bare array)."""
+    return search_response(request.args, "/api/records/")
+
+
+def _record_row(recid: int) -> dict:
+    """The record row; 301 for a concept id, 410 for a deleted record, 404 for anything else."""
+    s = services()
+    with s.db.read() as conn:
+        rows = records_mod.get_rows(conn, [recid])
+        if rows:
+            if rows[0]["deleted"] is not None:
+                raise Gone("PID has been deleted.")
+            return rows[0]
+        is_concept = conn.execute(concepts.select().where(concepts.c.id == recid)).first() is not None
+        latest = records_mod.latest_version(conn, recid) if is_concept else None
+    if latest is not None:
+        location = f"{s.settings.BASE_URL}/api/records/{latest}"
+        raise Moved(location)
+    raise NotFound("PID does not exist.")
+
+
+class Moved(Exception):
+    """A concept id: the answer is a redirect to its latest version."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+
+
+@bp.errorhandler(Moved)
+def moved(exc: Moved) -> Response:
+    return json_response(
+        {"status": 301, "message": "Moved Permanently", "location": exc.location}, 301, {"Location": exc.location}
+    )
+
+
+def record_response(row: dict) -> Response:
+    """One record in the negotiated format, with ETag/Last-Modified and conditional requests."""
+    s = services()
+    serializer = _serializer()
+    with_files = can_read_files(row, identity())
+    etag = f'"{row["revision"]}-{serializer.name}-{int(with_files)}"'
+    if request.if_none_match.contains_weak(etag.strip('"')):
+        return Response(status=304, headers={"ETag": etag})
+    from repository.vocabularies.lookups import DatabaseLookups
+
+    with s.db.read() as conn:
+        record = records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files=with_files)[0]
+    s.extras["stats"].view(row["id"])
+    body = serializer.render(record, _context())
+    headers = {
+        "ETag": etag,
+        "Last-Modified": http_date(row["updated"]),
+        "Link": f'<{record["links"]["self"]}>; rel="self"',
+        "Vary": "Accept, Authorization",
+    }
+    return Response(body, 200, headers=headers, content_type=_content_type(serializer))
+
+
+@bp.get("/<int:recid>")
+@doc(responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"}})
+def get_record(recid: int) -> Response:
+    """One record (v1 JSON by default; any registry format through Accept or ?format=). 410 once deleted."""
+    return record_response(_record_row(recid))
+
+
+@bp.get("/<int:recid>/versions")
+@doc(parameters=SEARCH_PARAMS)
+def versions(recid: int) -> Response:
+    """Every version of the record's concept, newest first, in the search envelope."""
+    row = _record_row(recid)
+    args = MultiDict(request.args)
+    args["q"] = f"conceptrecid:{row['conceptrecid']}"
+    args["all_versions"] = "true"
+    args.setdefault("sort", "-version")
+    return search_response(args, f"/api/records/{recid}/versions")
+
+
+@bp.get("/<int:recid>/versions/latest")
+def latest(recid: int) -> Response:
+    """The latest version of the record's concept."""
+    row = _record_row(recid)
+    with services().db.read() as conn:
+        newest = records_mod.latest_version(conn, row["conceptrecid"])
+    return record_response(_record_row(newest))
+
+
+@bp.get("/<int:recid>/files")
+def record_files(recid: int) -> Response:
+    """The record's files as `{"entries": [...]}`; 404 to those who may not see them."""
+    row = _record_row(recid)
+    if not can_read_files(row, identity()):
+        raise NotFound("The record's files are not available to you.")
+    base = services().settings.BASE_URL
+    with services().db.read() as conn:
+        objs = files.list_objects(conn, row["bucket_id"])
+    return json_response(
+        {
+            "entries": [
+                {
+                    "file_id": o["file_id"],
+                    "key": o["key"],
+                    "size": o["size"],
+                    "checksum": o["checksum"],
+                    "links": {"self": f"{base}/api/files/{row['bucket_id']}/{quote(o['key'])}"},
+                }
+                for o in objs
+            ]
+        }
+    )

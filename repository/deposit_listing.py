@@ -1,0 +1,84 @@
+"""The caller's deposition list: status, all_versions, q, sort, page and size, with a `Link` header for paging.
+
+A user's own depositions are few, so they are filtered here rather than in the search index (which holds
+published records only); `q` is parsed by the same query parser as record search and evaluated on each draft.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+from sqlalchemy import Connection, select
+
+from repository.config import Settings
+from repository.errors import BadRequest, field_error
+from repository.storage.tables_deposits import deposits
+
+MAX_SIZE = 1000
+
+
+def _int_arg(args: Mapping[str, str], name: str, default: int, maximum: int | None = None) -> int:
+    raw = args.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"Invalid {name}.", errors=[field_error(name, "Not a valid integer.")]) from None
+    if value < 1 or (maximum is not None and value > maximum):
+        limit = f"between 1 and {maximum}" if maximum else "at least 1"
+        raise BadRequest(f"Invalid {name}.", errors=[field_error(name, f"Must be {limit}.")])
+    return value
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in {"", "1", "true", "yes"}
+
+
+def list_deposits(
+    conn: Connection, settings: Settings, owner_id: int, args: Mapping[str, str]
+) -> tuple[list[dict], str]:
+    """The page of the owner's depositions and the `Link` header value."""
+    status = args.get("status")
+    if status not in (None, "", "draft", "published"):
+        raise BadRequest("Invalid status.", errors=[field_error("status", "Must be draft or published.")])
+    sort = args.get("sort") or ("bestmatch" if args.get("q") else "mostrecent")
+    if sort.lstrip("-") not in {"bestmatch", "mostrecent"}:
+        raise BadRequest("Invalid sort.", errors=[field_error("sort", "Must be bestmatch or mostrecent, optionally with a leading -.")])
+    page = _int_arg(args, "page", 1)
+    size = _int_arg(args, "size", 10, MAX_SIZE)
+
+    query = select(deposits).where(deposits.c.owner_id == owner_id)
+    if status == "draft":
+        query = query.where((deposits.c.status == "draft") | deposits.c.editing)
+    elif status == "published":
+        query = query.where(deposits.c.status == "published")
+    rows = [dict(r) for r in conn.execute(query.order_by(deposits.c.modified.desc(), deposits.c.id.desc())).mappings()]
+    if not _truthy(args.get("all_versions")):
+        newest: dict[int, dict] = {}
+        for row in rows:
+            if row["conceptrecid"] not in newest or row["id"] > newest[row["conceptrecid"]]["id"]:
+                newest[row["conceptrecid"]] = row
+        rows = [r for r in rows if newest[r["conceptrecid"]] is r]
+    if args.get("q"):
+        from repository.deposit_query import matching
+
+        rows = matching(args["q"], rows)
+    if sort.startswith("-"):
+        rows.reverse()
+    total = len(rows)
+    start = (page - 1) * size
+    page_rows = rows[start : start + size]
+
+    def link(number: int) -> str:
+        params = {k: v for k, v in args.items() if k not in {"page", "access_token"}}
+        params.update(page=str(number), size=str(size))
+        return f"<{settings.BASE_URL}/api/deposit/depositions?{urlencode(params)}>"
+
+    links = [f'{link(page)}; rel="self"']
+    if page > 1:
+        links.append(f'{link(page - 1)}; rel="prev"')
+    if start + size < total:
+        links.append(f'{link(page + 1)}; rel="next"')
+    return page_rows, ", ".join(links)

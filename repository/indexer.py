@@ -1,0 +1,163 @@
+"""The outbox: every change to a published record leaves a row in the same transaction; right after the commit
+the row is applied (index the record, register its DOI), and what fails is retried later by the background worker
+(a thread in the embedded shape, `scripts/worker.py` at scale). Applying a row reads the current database state,
+so applying it twice, or late, is harmless: no update is ever lost."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Callable
+
+from sqlalchemy import select, update
+
+from repository import records as records_mod
+from repository.config import Settings
+from repository.search.backend import SearchBackend
+from repository.search.documents import to_index_document
+from repository.storage import Database
+from repository.storage.tables_deposits import concepts, outbox, records
+from repository.timeutil import utcnow
+
+log = logging.getLogger("repository.indexer")
+MAX_BACKOFF_SECONDS = 600
+
+
+class Indexer:
+    """Applies pending outbox rows: `index` (search engine) and `register_doi` (the DOI registrar)."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        search: SearchBackend,
+        registrar,  # type: ignore[no-untyped-def]
+        lookups_factory: Callable,
+        render_context: Callable,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.search = search
+        self.registrar = registrar
+        self.lookups_factory = lookups_factory
+        self.render_context = render_context
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.on_pass: Callable[[], object] | None = None  # extra periodic work (view counts)
+
+    def process_pending(self, limit: int = 500) -> int:
+        """Apply up to `limit` due rows, oldest first; returns how many succeeded."""
+        with self._lock:  # one applier per process; rows are idempotent across processes
+            now = utcnow()
+            with self.db.read() as conn:
+                rows = conn.execute(
+                    select(outbox)
+                    .where(outbox.c.done.is_(None), (outbox.c.not_before.is_(None)) | (outbox.c.not_before <= now))
+                    .order_by(outbox.c.id)
+                    .limit(limit)
+                ).mappings().all()
+            index_rows = [r for r in rows if r["kind"] == "index"]
+            done = self._apply_index(index_rows) if index_rows else 0
+            for row in rows:
+                if row["kind"] == "register_doi":
+                    done += self._apply_one(row, self._register)
+            return done
+
+    def _apply_index(self, rows: list) -> int:  # type: ignore[type-arg]
+        recids = sorted({r["recid"] for r in rows})
+        try:
+            with self.db.read() as conn:
+                found = records_mod.get_rows(conn, recids)
+                live = [r for r in found if r["deleted"] is None]
+                docs = [
+                    to_index_document(rec)
+                    for rec in records_mod.build_records(conn, self.settings, self.lookups_factory(conn), live)
+                ]
+            gone = [r for r in recids if r not in {x["id"] for x in live}]
+            if docs:
+                self.search.index(docs)
+            if gone:
+                self.search.delete(gone)
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry
+            self._failed(rows, exc)
+            return 0
+        self._done([r["id"] for r in rows])
+        return len(rows)
+
+    def _apply_one(self, row, action: Callable) -> int:  # type: ignore[no-untyped-def]
+        try:
+            action(row["recid"])
+        except Exception as exc:  # noqa: BLE001
+            self._failed([row], exc)
+            return 0
+        self._done([row["id"]])
+        return 1
+
+    def _register(self, recid: int) -> None:
+        """Register (or update) the record's DOI and its concept DOI, then mark the record integrated."""
+        from serializers import REGISTRY
+
+        with self.db.read() as conn:
+            rows = records_mod.get_rows(conn, [recid])
+            if not rows or rows[0]["doi_external"]:
+                return
+            record = records_mod.build_records(conn, self.settings, self.lookups_factory(conn), rows)[0]
+            conceptdoi = conn.execute(
+                select(concepts.c.conceptdoi).where(concepts.c.id == rows[0]["conceptrecid"])
+            ).scalar()
+        ctx = self.render_context()
+        xml = REGISTRY["datacite"].render(record, ctx)
+        self.registrar.register(record["doi"], record["links"]["html"], xml, recid)
+        if conceptdoi and record["metadata"]["relations"]["version"][0]["is_last"]:
+            concept = {**record, "doi": conceptdoi, "metadata": {**record["metadata"], "doi": conceptdoi}}
+            self.registrar.register(
+                conceptdoi, record["links"]["latest_html"], REGISTRY["datacite"].render(concept, ctx), recid
+            )
+        with self.db.write() as conn:
+            conn.execute(update(records).where(records.c.id == recid).values(integrated=True))
+
+    def _done(self, ids: list[int]) -> None:
+        with self.db.write() as conn:
+            conn.execute(update(outbox).where(outbox.c.id.in_(ids)).values(done=utcnow()))
+
+    def _failed(self, rows: list, exc: Exception) -> None:  # type: ignore[type-arg]
+        log.warning("outbox rows %s failed: %s", [r["id"] for r in rows], exc)
+        retryable = getattr(exc, "retryable", True)
+        with self.db.write() as conn:
+            for row in rows:
+                attempts = row["attempts"] + 1
+                delay = min(MAX_BACKOFF_SECONDS, 2**attempts) if retryable else MAX_BACKOFF_SECONDS
+                conn.execute(
+                    update(outbox)
+                    .where(outbox.c.id == row["id"])
+                    .values(
+                        attempts=attempts,
+                        last_error=str(exc)[:2000],
+                        not_before=utcnow() + dt.timedelta(seconds=delay),
+                    )
+                )
+
+    def start(self, interval: float = 2.0) -> None:
+        """Retry failed rows in a daemon thread (the embedded shape's worker)."""
+        if self._thread is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.process_pending()
+                    if self.on_pass is not None:
+                        self.on_pass()
+                except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
+                    log.exception("outbox worker pass failed")
+
+        self._thread = threading.Thread(target=loop, name="outbox-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None

@@ -1,0 +1,173 @@
+"""Published records: the v1 record dict (reference §3.2) built once from the database, for the API, the index,
+the serializers and OAI-PMH alike. Batched: a page of records costs a fixed number of queries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from urllib.parse import quote
+
+from sqlalchemy import Connection, func, select
+
+from repository import community_requests, files
+from repository.access import files_open
+from repository.config import Settings
+from repository.metadata import MetadataLookups, to_record_metadata
+from repository.storage.tables_deposits import concepts, records
+from repository.timeutil import isoformat
+
+
+def _file_type(key: str) -> str:
+    return key.rsplit(".", 1)[1].lower() if "." in key else ""
+
+
+def _versions(conn: Connection, concept_ids: set[int]) -> dict[int, list[int]]:
+    """concept -> its published, not deleted versions, oldest first."""
+    result: dict[int, list[int]] = defaultdict(list)
+    if concept_ids:
+        query = (
+            select(records.c.conceptrecid, records.c.id)
+            .where(records.c.conceptrecid.in_(concept_ids), records.c.deleted.is_(None))
+            .order_by(records.c.id)
+        )
+        for conceptrecid, recid in conn.execute(query):
+            result[conceptrecid].append(recid)
+    return result
+
+
+def _concept_stats(conn: Connection, concept_ids: set[int]) -> dict[int, tuple[int, int, int]]:
+    if not concept_ids:
+        return {}
+    query = (
+        select(
+            records.c.conceptrecid,
+            func.sum(records.c.views),
+            func.sum(records.c.downloads),
+            func.sum(records.c.volume),
+        )
+        .where(records.c.conceptrecid.in_(concept_ids))
+        .group_by(records.c.conceptrecid)
+    )
+    return {row[0]: (int(row[1] or 0), int(row[2] or 0), int(row[3] or 0)) for row in conn.execute(query)}
+
+
+def build_records(
+    conn: Connection, settings: Settings, lookups: MetadataLookups, rows: list[dict], with_files: bool = False
+) -> list[dict]:
+    """v1 record dicts for `rows` (records rows). Files appear when the record's files are open, or always with
+    `with_files` (the caller has checked access). Deleted records give a tombstone dict."""
+    concept_ids = {r["conceptrecid"] for r in rows}
+    conceptdois = dict(
+        conn.execute(select(concepts.c.id, concepts.c.conceptdoi).where(concepts.c.id.in_(concept_ids))).all()
+    ) if concept_ids else {}
+    versions = _versions(conn, concept_ids)
+    stats = _concept_stats(conn, concept_ids)
+    accepted = community_requests.accepted_communities(conn, list(concept_ids))
+    objects = files.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
+    return [
+        _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
+               stats.get(row["conceptrecid"], (0, 0, 0)), accepted.get(row["conceptrecid"], []),
+               objects[row["bucket_id"]], with_files)
+        for row in rows
+    ]  # fmt: skip
+
+
+def _build(
+    settings: Settings,
+    lookups: MetadataLookups,
+    row: dict,
+    conceptdoi: str | None,
+    versions: list[int],
+    concept_stats: tuple[int, int, int],
+    communities: list[str],
+    objs: list[dict],
+    with_files: bool,
+) -> dict:
+    base = settings.BASE_URL
+    recid = row["id"]
+    api = f"{base}/api/records/{recid}"
+    metadata = to_record_metadata(row["metadata"], lookups, accepted_communities=communities)
+    metadata["doi"] = row["doi"]
+    latest = versions[-1] if versions else recid
+    if conceptdoi:
+        related = metadata.setdefault("related_identifiers", [])
+        related.append({"identifier": conceptdoi, "relation": "isVersionOf", "scheme": "doi"})
+    metadata["relations"] = {
+        "version": [
+            {
+                "index": versions.index(recid) if recid in versions else 0,
+                "is_last": recid == latest,
+                "count": len(versions),
+                "parent": {"pid_type": "recid", "pid_value": str(row["conceptrecid"])},
+                "last_child": {"pid_type": "recid", "pid_value": str(latest)},
+            }
+        ]
+    }
+    links = {
+        "self": api,
+        "html": f"{base}/records/{recid}",
+        "doi": f"https://doi.org/{row['doi']}",
+        "badge": f"{base}/badge/doi/{row['doi']}.svg",
+        "files": f"{api}/files",
+        "versions": f"{api}/versions",
+        "latest": f"{base}/api/records/{latest}/versions/latest",
+        "latest_html": f"{base}/records/{latest}",
+    }
+    if conceptdoi:
+        links["conceptdoi"] = f"https://doi.org/{conceptdoi}"
+        links["conceptbadge"] = f"{base}/badge/doi/{conceptdoi}.svg"
+    views, downloads, volume = concept_stats
+    record = {
+        "id": recid,
+        "conceptrecid": str(row["conceptrecid"]),
+        "doi": row["doi"],
+        "created": isoformat(row["created"]),
+        "updated": isoformat(row["updated"]),
+        "revision": row["revision"],
+        "owners": [row["owner_id"]],
+        "links": links,
+        "metadata": metadata,
+        "stats": {
+            "downloads": downloads,
+            "unique_downloads": downloads,
+            "views": views,
+            "unique_views": views,
+            "volume": volume,
+            "version_downloads": row["downloads"],
+            "version_unique_downloads": row["downloads"],
+            "version_views": row["views"],
+            "version_unique_views": row["views"],
+            "version_volume": row["volume"],
+        },
+    }
+    if conceptdoi:
+        record["conceptdoi"] = conceptdoi
+    if with_files or files_open(row["metadata"]):
+        bucket = row["bucket_id"]
+        links["bucket"] = f"{base}/api/files/{bucket}"
+        record["files"] = [
+            {
+                "id": o["file_id"],
+                "bucket": bucket,
+                "checksum": o["checksum"],
+                "key": o["key"],
+                "size": o["size"],
+                "type": _file_type(o["key"]),
+                "links": {"self": f"{base}/api/files/{bucket}/{quote(o['key'])}"},
+            }
+            for o in objs
+        ]
+    return record
+
+
+def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
+    """Records rows for `recids`, in that order (missing ones skipped)."""
+    if not recids:
+        return []
+    found = {r["id"]: dict(r) for r in conn.execute(select(records).where(records.c.id.in_(recids))).mappings()}
+    return [found[i] for i in recids if i in found]
+
+
+def latest_version(conn: Connection, conceptrecid: int) -> int | None:
+    """The newest published, not deleted version of a concept."""
+    query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))
+    return conn.execute(query).scalar()

@@ -1,0 +1,50 @@
+"""Builders for test data, driven over HTTP the way clients do."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+MINIMAL = {
+    "title": "Sensor readings from the north slope",
+    "upload_type": "dataset",
+    "description": "<p>Hourly readings.</p>",
+    "creators": [{"name": "Doe, Jane", "affiliation": "Example University"}],
+}
+
+
+def metadata(**overrides: Any) -> dict:
+    data = {**MINIMAL, **overrides}
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def make_deposit(client, auth: dict, **overrides: Any) -> dict:  # type: ignore[no-untyped-def]
+    """Create a deposition with complete metadata; returns its JSON."""
+    response = client.post("/api/deposit/depositions", json={"metadata": metadata(**overrides)}, headers=auth)
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def upload(client, auth: dict, dep: dict, name: str = "data.csv", content: bytes = b"a,b\n1,2\n") -> dict:  # type: ignore[no-untyped-def]
+    """Upload through the old multipart interface; returns the file JSON."""
+    response = client.post(
+        f"/api/deposit/depositions/{dep['id']}/files",
+        data={"name": name, "file": (io.BytesIO(content), name)},
+        headers=auth,
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def publish(client, auth: dict, dep: dict) -> dict:  # type: ignore[no-untyped-def]
+    response = client.post(f"/api/deposit/depositions/{dep['id']}/actions/publish", headers=auth)
+    assert response.status_code == 202, response.json
+    return response.json
+
+
+def published(client, auth: dict, content: bytes = b"a,b\n1,2\n", **overrides: Any) -> dict:  # type: ignore[no-untyped-def]
+    """A published deposition with one file."""
+    dep = make_deposit(client, auth, **overrides)
+    upload(client, auth, dep, content=content)
+    return publish(client, auth, dep)
