@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     from repository.api import (
         communities,
+        community_requests,
         deposit_files,
         deposits,
         files,
@@ -68,7 +69,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     )
 
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
-                      grants.bp, communities.bp):
+                      grants.bp, communities.bp, community_requests.bp):
         app.register_blueprint(blueprint)
     return app
 

@@ -107,6 +107,9 @@ class Settings:
         "Search engine: embedded:///path (tantivy, default) or https://opensearch-host:9200.",
         _search_url,
     )
+    SEARCH_WINDOW: int = setting(
+        10_000, "Deepest result reachable by page/size; links.next then carries a cursor instead.", _positive_int
+    )
     SEARCH_INDEX_PREFIX: str = setting("records", "Name (OpenSearch alias) of the records index.")
     FILES_ROOT: str = setting("{INSTANCE_PATH}/files", "Directory where uploaded file contents are stored.")
     BASE_URL: str = setting(

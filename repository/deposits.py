@@ -207,6 +207,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 bucket_id=files.snapshot(conn, dep["bucket_id"], locked=True),
                 revision=1,
                 integrated=dep["doi_external"],
+                embargo_until=_embargo_until(metadata),
                 created=now,
                 updated=now,
                 views=0,
@@ -230,6 +231,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 revision=records.c.revision + 1,
                 updated=now,
                 integrated=dep["doi_external"],
+                embargo_until=_embargo_until(metadata),
             )
         )
     conn.execute(
@@ -246,6 +248,13 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     for sibling in siblings:
         _queue(conn, "index", sibling)
     return siblings
+
+
+def _embargo_until(metadata: dict) -> str | None:
+    """The date an embargo lifts, if it is still ahead (the worker reindexes the record then)."""
+    if metadata.get("access_right") != "embargoed" or not metadata.get("embargo_date"):
+        return None
+    return metadata["embargo_date"] if metadata["embargo_date"] > utcnow().date().isoformat() else None
 
 
 def version_ids(conn: Connection, conceptrecid: int) -> list[int]:

@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from repository import records as records_mod
 from repository.config import Settings
@@ -64,6 +64,18 @@ class Indexer:
                 if row["kind"] == "register_doi":
                     done += self._apply_one(row, self._register)
             return done
+
+    def lift_embargoes(self) -> int:
+        """Queue the records whose embargo ends today for reindexing (their files become public by date alone;
+        the index copy must follow). Returns how many."""
+        today = utcnow().date().isoformat()
+        with self.db.write() as conn:
+            due = list(conn.execute(select(records.c.id).where(records.c.embargo_until <= today)).scalars())
+            for recid in due:
+                conn.execute(insert(outbox).values(kind="index", recid=recid, created=utcnow(), attempts=0))
+            if due:
+                conn.execute(update(records).where(records.c.id.in_(due)).values(embargo_until=None))
+        return len(due)
 
     def _apply_index(self, rows: list) -> int:  # type: ignore[type-arg]
         recids = sorted({r["recid"] for r in rows})
@@ -147,6 +159,7 @@ class Indexer:
         def loop() -> None:
             while not self._stop.wait(interval):
                 try:
+                    self.lift_embargoes()
                     self.process_pending()
                     if self.on_pass is not None:
                         self.on_pass()

@@ -19,3 +19,11 @@ def https_client(app: Flask) -> FlaskClient:
     """A test client speaking HTTPS to `app`."""
     app.test_client_class = HttpsClient
     return app.test_client()
+
+
+def download(client: FlaskClient, url: str, **kwargs: Any) -> Any:
+    """GET a file and close the response (its file handle) before returning it with its body read."""
+    response = client.get(url, **kwargs)
+    response.get_data()
+    response.close()
+    return response

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.api.licenses import PAGING
 from repository.openapi import doc
 from repository.timeutil import http_date
 from repository.vocabularies import communities
-from repository.vocabularies.listing import envelope, parse_page
+from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web import identity, json_body, json_response, require_scope, services
 
 bp = Blueprint("communities", __name__, url_prefix="/api/communities")
@@ -34,8 +33,8 @@ SEARCH = [
     {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words in id, title, description."},
     {"name": "sort", "in": "query", "schema": {"type": "string", "enum": list(communities.SORTS), "default": "ranking"},
      "description": "Order; prefix '-' to reverse."},
-    {**PAGING[0]},
-    {**PAGING[1], "schema": {**PAGING[1]["schema"], "default": 20}},
+    {**openapi_parameters()[0]},
+    {**openapi_parameters()[1], "schema": {**openapi_parameters()[1]["schema"], "default": 20}},
 ]  # fmt: skip
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.api.licenses import PAGING
 from repository.openapi import doc
 from repository.vocabularies import funders
-from repository.vocabularies.listing import envelope, parse_page
+from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web import json_response, services
 
 bp = Blueprint("funders", __name__, url_prefix="/api/funders")
@@ -16,7 +15,7 @@ Q = {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "W
 
 
 @bp.get("/")
-@doc(parameters=[Q, *PAGING], responses={"200": {"description": "The search envelope of funders."}})
+@doc(parameters=[Q, *openapi_parameters()], responses={"200": {"description": "The search envelope of funders."}})
 def search_funders() -> Response:
     """Search funders by name, acronym, DOI or country (`q`); 400 on a bad `page` or `size`."""
     page = parse_page(request.args)
@@ -32,5 +31,5 @@ def search_funders() -> Response:
 def get_funder(doi: str) -> Response:
     """One funder by its DOI, e.g. `/api/funders/10.13039/501100000780`; 404 if unknown."""
     with services().db.read() as conn:
-        row = funders.get(conn, doi)
+        row = funders.get(conn, doi.rstrip("/"))  # the path converter keeps a trailing slash
     return json_response(funders.to_json(row, services().settings.BASE_URL))

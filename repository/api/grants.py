@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.api.licenses import PAGING
 from repository.openapi import doc
 from repository.vocabularies import grants
-from repository.vocabularies.listing import envelope, parse_page
+from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web import json_response, services
 
 bp = Blueprint("grants", __name__, url_prefix="/api/grants")
@@ -15,7 +14,7 @@ bp = Blueprint("grants", __name__, url_prefix="/api/grants")
 PARAMETERS = [
     {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words in code, title, acronym."},
     {"name": "funder", "in": "query", "schema": {"type": "string"}, "description": "Funder acronym or DOI."},
-    *PAGING,
+    *openapi_parameters(),
 ]
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from repository.openapi import doc
 from repository.vocabularies import licenses
-from repository.vocabularies.listing import envelope, parse_page
+from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.vocabularies.loader import ensure_loaded
 from repository.web import json_response, services
 
@@ -18,10 +18,6 @@ bp = Blueprint("licenses", __name__, url_prefix="/api/licenses")
 log = logging.getLogger(__name__)
 
 Q = {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words to find in id and title."}
-PAGING = [
-    {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}},
-    {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10}},
-]
 
 
 @bp.record_once
@@ -35,7 +31,7 @@ def load_builtin_vocabularies(state: BlueprintSetupState) -> None:
 
 
 @bp.get("/")
-@doc(parameters=[Q, *PAGING], responses={"200": {"description": "The search envelope of License resources."}})
+@doc(parameters=[Q, *openapi_parameters()], responses={"200": {"description": "The search envelope of License resources."}})
 def search_licenses() -> Response:
     """Search licenses by id, alias and title (`q`, tolerant of small typos); 400 on a bad `page` or `size`."""
     page = parse_page(request.args)
@@ -51,5 +47,5 @@ def search_licenses() -> Response:
 def get_license(license_id: str) -> Response:
     """One license by its id or an alias, in any case (`cc-by`, `CC-BY-4.0`); 404 if unknown."""
     with services().db.read() as conn:
-        row = licenses.get(conn, license_id)
+        row = licenses.get(conn, license_id.rstrip("/"))  # the path converter keeps a trailing slash
     return json_response(licenses.to_json(row, services().settings.BASE_URL))

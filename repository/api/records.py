@@ -14,7 +14,7 @@ from repository.access import can_read_files
 from repository.errors import Gone, NotFound
 from repository.openapi import doc
 from repository.rendering import render_context
-from repository.search.params import WINDOW, parse_search_args
+from repository.search.params import page_links, parse_search_args
 from repository.storage.tables_deposits import concepts
 from repository.timeutil import http_date
 from repository.web import identity, json_response, services
@@ -60,30 +60,17 @@ def _content_type(serializer) -> str:  # type: ignore[no-untyped-def]
     return serializer.mimetype
 
 
-def _page_link(base: str, args: list[tuple[str, str]], **changes: str) -> str:
-    kept = [(k, v) for k, v in args if k not in changes and k not in ("page", "cursor")]
-    return f"{base}?{urlencode(kept + [(k, v) for k, v in changes.items()])}"
-
-
 def search_response(args: MultiDict, path: str) -> Response:
     """Run a search and render it in the negotiated format (the envelope for v1)."""
     s = services()
     serializer = _serializer()
     if serializer.name != "v1" and serializer.render_page is None:
         serializer = serializers.DEFAULT
-    req = parse_search_args(args, cursor_key=s.extras["secret"])
+    window = s.settings.SEARCH_WINDOW
+    req = parse_search_args(args, cursor_key=s.extras["secret"], window=window)
     result = s.extras["search"].search(req)
     base = s.settings.BASE_URL + path
-    given = list(req.args)
-    page = req.offset // req.size + 1
-    links = {"self": _page_link(base, given, page=str(page), size=str(req.size))}
-    if req.after is None and page > 1:
-        links["prev"] = _page_link(base, given, page=str(page - 1), size=str(req.size))
-    if req.offset + req.size < result.total:
-        if req.after is None and page * req.size < min(result.total, WINDOW):
-            links["next"] = _page_link(base, given, page=str(page + 1), size=str(req.size))
-        elif result.next_cursor:
-            links["next"] = _page_link(base, given, size=str(req.size), cursor=result.next_cursor)
+    links = {rel: f"{base}?{urlencode(args_)}" for rel, args_ in page_links(req, result.next_cursor, window).items()}
     header = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
     if serializer.name == "v1":
         body = render_v1_search(result.hits, result.total, links, result.aggregations)

@@ -105,6 +105,8 @@ records = Table(
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),  # last change of the record or of its set membership
     Column("deleted", DateTime, nullable=True),  # tombstone
+    # Set while an embargo is to lift: the worker reindexes the record on that date, then clears it.
+    Column("embargo_until", String(10), nullable=True, index=True),
     Column("views", BigInteger, nullable=False, default=0),
     Column("downloads", BigInteger, nullable=False, default=0),
     Column("volume", BigInteger, nullable=False, default=0),

@@ -1,0 +1,106 @@
+"""The search backend protocol both engines implement, and `open_search(url)` choosing one from a URL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from repository.search.params import SearchRequest
+
+# Terms aggregations: name -> (index field, size); `type` nests `subtype` (reference §4.2).
+TERMS_FACETS = {"access_right": ("access_right", 10), "type": ("resource_type.type", 10),
+                "file_type": ("filetype", 10), "keywords": ("keywords", 10), "communities": ("communities", 10)}
+SUBTYPE = ("resource_type.subtype", 20)
+
+
+@dataclass
+class SearchResult:
+    """One page: `_source` records in order, the exact total, OpenSearch-shaped aggregations, the next cursor."""
+
+    hits: list[dict[str, Any]]
+    total: int
+    aggregations: dict[str, Any] = field(default_factory=dict)
+    next_cursor: str | None = None
+
+
+class SearchBackend(Protocol):
+    """What the service needs from a search engine."""
+
+    def index(self, docs: list[dict[str, Any]]) -> None:
+        """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""
+
+    def delete(self, recids: Iterable[int]) -> None:
+        """Remove records from the index; visible on return; unknown ids are ignored."""
+
+    def search(self, req: SearchRequest) -> SearchResult:
+        """Run one search; raises ServiceUnavailable when the engine cannot answer."""
+
+    def get_revisions(self) -> dict[int, int]:
+        """recid -> indexed revision of every document in the live index (for parity checks)."""
+
+    def create_new_index(self) -> str:
+        """Start an empty index beside the live one; writes go to both until `swap`. Returns its name."""
+
+    def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
+        """Load documents into the new index (not yet live); returns how many were loaded."""
+
+    def swap(self) -> None:
+        """Make the new index the live one atomically, then drop the old one."""
+
+    def ping(self) -> bool:
+        """True when the engine answers."""
+
+
+def open_search(url: str, **options: Any) -> SearchBackend:
+    """`embedded:///dir` or a plain path -> tantivy; `http(s)://host:9200` -> OpenSearch."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        from repository.search.opensearch import OpenSearchBackend
+
+        return OpenSearchBackend(url, **options)
+    if parts.scheme in ("embedded", "file"):
+        path = parts.path if not parts.netloc else f"{parts.netloc}{parts.path}"
+    elif parts.scheme == "" or len(parts.scheme) == 1:  # a plain (possibly Windows drive) path
+        path = url
+    else:
+        raise ValueError(f"Unsupported search URL {url!r}: use embedded:///path or http(s)://host:port")
+    from repository.search.embedded import EmbeddedBackend
+
+    return EmbeddedBackend(Path(path), **options)
+
+
+def terms_aggregation(buckets: dict[str, int], size: int) -> dict[str, Any]:
+    """Counts -> an OpenSearch terms aggregation: doc_count desc, then key asc, cut at `size`."""
+    ordered = sorted(buckets.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    return {"doc_count_error_upper_bound": 0, "sum_other_doc_count": sum(c for _, c in ordered[size:]),
+            "buckets": [{"key": k, "doc_count": c} for k, c in ordered[:size]]}
+
+
+def year_bucket(year: int, count: int) -> dict[str, Any]:
+    """A yearly date_histogram bucket as OpenSearch renders it with format `yyyy`."""
+    epoch_ms = int(datetime(year, 1, 1, tzinfo=UTC).timestamp() * 1000)
+    return {"key_as_string": f"{year:04d}", "key": epoch_ms, "doc_count": count}
+
+
+@dataclass(frozen=True)
+class Parity:
+    """How the index differs from the database: records missing, extra, or at another revision."""
+
+    missing: list[int]
+    extra: list[int]
+    stale: list[int]
+
+    @property
+    def ok(self) -> bool:
+        """True when the index holds exactly the expected records at their revisions."""
+        return not (self.missing or self.extra or self.stale)
+
+
+def compare_revisions(expected: dict[int, int], indexed: dict[int, int]) -> Parity:
+    """Compare `{recid: revision}` of the published records with `backend.get_revisions()`."""
+    return Parity(missing=sorted(expected.keys() - indexed.keys()), extra=sorted(indexed.keys() - expected.keys()),
+                  stale=sorted(r for r in expected.keys() & indexed.keys() if expected[r] != indexed[r]))

@@ -1,0 +1,267 @@
+"""The OpenSearch backend: the query tree written in the documented query DSL, aliases for zero-downtime swaps."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
+
+from repository.errors import ServiceUnavailable
+from repository.search import query as ast
+from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
+from repository.search.mapping import SOURCE_FIELD, load_template
+from repository.search.params import SearchRequest
+
+
+def _value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def to_dsl(node: ast.Node) -> dict[str, Any]:
+    """One query tree node as an OpenSearch query clause."""
+    if isinstance(node, ast.MatchAll):
+        return {"match_all": {}}
+    if isinstance(node, ast.MatchNone):
+        return {"match_none": {}}
+    if isinstance(node, ast.Term):
+        return {"term": {node.field: {"value": node.value}}}
+    if isinstance(node, ast.Terms):
+        return {"terms": {node.field: list(node.values)}}
+    if isinstance(node, ast.Text):
+        return {"match_phrase": {node.field: {"query": node.text}}}
+    if isinstance(node, ast.Wildcard):
+        return {"wildcard": {node.field: {"value": node.pattern}}}
+    if isinstance(node, ast.Regex):
+        return {"regexp": {node.field: {"value": node.pattern}}}
+    if isinstance(node, ast.Range):
+        bounds = {k: _value(getattr(node, k)) for k in ("gte", "gt", "lte", "lt") if getattr(node, k) is not None}
+        if any(isinstance(getattr(node, k), datetime) for k in ("gte", "gt", "lte", "lt")):
+            bounds["format"] = "strict_date_optional_time"
+        return {"range": {node.field: bounds}}
+    if isinstance(node, ast.Exists):
+        return {"exists": {"field": node.field}}
+    if isinstance(node, ast.GeoBox):
+        return {"geo_bounding_box": {node.field: {"top_left": {"lat": node.max_lat, "lon": node.min_lon},
+                                                  "bottom_right": {"lat": node.min_lat, "lon": node.max_lon}}}}
+    clauses = {name: [to_dsl(n) for n in getattr(node, name)] for name in ("must", "filter", "should", "must_not")}
+    body = {name: items for name, items in clauses.items() if items}
+    if not body.get("must") and not body.get("filter") and not body.get("should"):
+        body["must"] = [{"match_all": {}}]  # same meaning the embedded engine gives a purely negative query
+    return {"bool": body}
+
+
+def aggregations_body(facets: Iterable[str]) -> dict[str, Any]:
+    """The `aggs` of the reference's facets (terms size 10, nested subtype size 20, yearly histogram)."""
+    aggs: dict[str, Any] = {}
+    for name in facets:
+        if name == "publication_date":
+            aggs[name] = {"date_histogram": {"field": "publication_date", "calendar_interval": "1y",
+                                             "format": "yyyy", "min_doc_count": 1}}
+            continue
+        field, size = TERMS_FACETS[name]
+        aggs[name] = {"terms": {"field": field, "size": size}}
+        if name == "type":
+            aggs[name]["aggs"] = {"subtype": {"terms": {"field": SUBTYPE[0], "size": SUBTYPE[1]}}}
+    return aggs
+
+
+def sort_body(req: SearchRequest) -> list[dict[str, Any]]:
+    """Score with recid breaking ties, or the precomputed `sort_<option>` key (unique: it ends with recid)."""
+    order = "desc" if req.descending else "asc"
+    if req.sort == "bestmatch":
+        return [{"_score": {"order": order}}, {"recid": {"order": "asc" if req.descending else "desc"}}]
+    return [{f"sort_{req.sort}": {"order": order}}]
+
+
+def search_body(req: SearchRequest) -> dict[str, Any]:
+    """The request body of one search: query + filters, post_filter, aggs, sort, page or search_after."""
+    query = ast.Bool(must=(req.query,), filter=req.filters) if req.filters else req.query
+    body: dict[str, Any] = {
+        "query": to_dsl(query), "sort": sort_body(req), "size": req.size, "track_total_hits": True,
+        "_source": [SOURCE_FIELD],
+    }
+    if req.post_filters:
+        body["post_filter"] = to_dsl(ast.Bool(filter=req.post_filters))
+    aggs = aggregations_body(req.facets)
+    if aggs:
+        body["aggs"] = aggs
+    if req.after is not None:
+        body["search_after"] = list(req.after)
+    else:
+        body["from"] = req.offset
+    return body
+
+
+def parse_response(response: dict[str, Any], req: SearchRequest) -> SearchResult:
+    """An OpenSearch response -> SearchResult (records from `_source.record`, the next cursor from `sort`)."""
+    found = response["hits"]["hits"]
+    total = response["hits"]["total"]
+    total = total["value"] if isinstance(total, dict) else int(total)
+    position = req.offset + len(found)
+    cursor = req.cursor_for(found[-1]["sort"], position) if found and position < total else None
+    return SearchResult(hits=[h["_source"][SOURCE_FIELD] for h in found], total=total,
+                        aggregations=response.get("aggregations") or {}, next_cursor=cursor)
+
+
+def bulk_body(index: str, docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bulk index actions: id = recid, external version = revision, so an older revision never wins."""
+    actions: list[dict[str, Any]] = []
+    for doc in docs:
+        actions.append({"index": {"_index": index, "_id": str(doc["recid"]), "version": int(doc.get("revision", 0)),
+                                  "version_type": "external_gte"}})
+        actions.append(doc)
+    return actions
+
+
+def bulk_errors(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """Failed bulk items, except version conflicts (stale revisions) and deletes of absent documents."""
+    failed = []
+    for item in response.get("items", []):
+        (op, result), = item.items()
+        status = result.get("status", 200)
+        if status >= 300 and status != 409 and not (op == "delete" and status == 404):
+            failed.append(result)
+    return failed
+
+
+class OpenSearchBackend:
+    """Reads go to alias `<prefix>`, writes to it and to `<prefix>_next` while a rebuild runs."""
+
+    def __init__(self, url: str, prefix: str = "records", client: OpenSearch | None = None,
+                 timeout: float = 10.0, **client_options: Any) -> None:
+        self.prefix, self.next_alias = prefix, f"{prefix}_next"
+        self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
+        self._ready = False
+
+    # --- set-up ----------------------------------------------------------------------------------
+    def template(self) -> dict[str, Any]:
+        """The shipped template with index_patterns following the prefix."""
+        template = copy.deepcopy(load_template())
+        template["index_patterns"] = [f"{self.prefix}-*"]
+        return template
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except OSConnectionError as exc:
+            raise ServiceUnavailable("The search engine is unavailable.") from exc
+        except RequestError as exc:
+            raise ast.invalid(f"The search engine rejected the query: {exc.error}.") from exc
+        except NotFoundError:
+            raise
+        except TransportError as exc:
+            raise ServiceUnavailable(f"The search engine failed: {exc.error}.") from exc
+
+    def _ensure(self) -> None:
+        """Install the template and a first index behind the alias (once per process)."""
+        if self._ready:
+            return
+        self._call(self.client.indices.put_index_template, name=self.prefix, body=self.template())
+        if not self._call(self.client.indices.exists_alias, name=self.prefix):
+            name = self._new_name()
+            self._call(self.client.indices.create, index=name, body={"aliases": {self.prefix: {}}})
+        self._ready = True
+
+    def _new_name(self) -> str:
+        return f"{self.prefix}-{datetime.now(UTC):%Y%m%dt%H%M%S%f}"
+
+    def _aliased(self, alias: str) -> list[str]:
+        try:
+            return sorted(self._call(self.client.indices.get_alias, name=alias))
+        except NotFoundError:
+            return []
+
+    def _bulk(self, actions: list[dict[str, Any]], refresh: Any = "wait_for") -> None:
+        if not actions:
+            return
+        response = self._call(self.client.bulk, body=actions, refresh=refresh)
+        failed = bulk_errors(response)
+        if failed:
+            raise ServiceUnavailable(f"Indexing failed for {len(failed)} documents: {failed[0]}")
+
+    # --- the protocol ----------------------------------------------------------------------------
+    def index(self, docs: list[dict[str, Any]]) -> None:
+        """Upsert into the live alias and any index being built; refresh=wait_for makes them visible."""
+        self._ensure()
+        for target in [self.prefix, *self._aliased(self.next_alias)]:
+            self._bulk(bulk_body(target, docs))
+
+    def delete(self, recids: Iterable[int]) -> None:
+        """Delete by recid from the live alias and any index being built."""
+        self._ensure()
+        ids = list(recids)
+        for target in [self.prefix, *self._aliased(self.next_alias)]:
+            self._bulk([{"delete": {"_index": target, "_id": str(r)}} for r in ids])
+
+    def search(self, req: SearchRequest) -> SearchResult:
+        """One page with the exact total, aggregations and the next cursor; 503 when unreachable."""
+        self._ensure()
+        try:
+            response = self._call(self.client.search, index=self.prefix, body=search_body(req))
+        except NotFoundError as exc:
+            raise ServiceUnavailable("The search index is missing; run scripts/reindex.py.") from exc
+        return parse_response(response, req)
+
+    def get_revisions(self) -> dict[int, int]:
+        """recid -> revision of every live document, read with search_after over recid."""
+        self._ensure()
+        revisions: dict[int, int] = {}
+        body: dict[str, Any] = {"size": 1000, "sort": [{"recid": "asc"}], "_source": ["recid", "revision"],
+                                "query": {"match_all": {}}}
+        while True:
+            found = self._call(self.client.search, index=self.prefix, body=body)["hits"]["hits"]
+            for hit in found:
+                revisions[int(hit["_source"]["recid"])] = int(hit["_source"].get("revision", 0))
+            if len(found) < body["size"]:
+                return revisions
+            body["search_after"] = found[-1]["sort"]
+
+    def create_new_index(self) -> str:
+        """A new concrete index under the `_next` alias (only one rebuild at a time)."""
+        self._ensure()
+        for stale in self._aliased(self.next_alias):
+            self._call(self.client.indices.delete, index=stale)
+        name = self._new_name()
+        self._call(self.client.indices.create, index=name, body={"aliases": {self.next_alias: {}}})
+        return name
+
+    def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
+        """Bulk load into the index being built (refreshed once at the end)."""
+        targets = self._aliased(self.next_alias)
+        if not targets:
+            raise RuntimeError("create_new_index() first")
+        loaded, batch = 0, []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= batch_size:
+                self._bulk(bulk_body(targets[0], batch), refresh=False)
+                loaded, batch = loaded + len(batch), []
+        self._bulk(bulk_body(targets[0], batch), refresh=False)
+        self._call(self.client.indices.refresh, index=targets[0])
+        return loaded + len(batch)
+
+    def swap(self) -> None:
+        """Move the read alias to the new index in one atomic alias update, then delete the old indices."""
+        new = self._aliased(self.next_alias)
+        if not new:
+            raise RuntimeError("create_new_index() first")
+        old = self._aliased(self.prefix)
+        actions = [{"remove": {"index": name, "alias": self.prefix}} for name in old]
+        actions += [{"add": {"index": new[0], "alias": self.prefix}},
+                    {"remove": {"index": new[0], "alias": self.next_alias}}]
+        self._call(self.client.indices.update_aliases, body={"actions": actions})
+        for name in old:
+            if name != new[0]:
+                self._call(self.client.indices.delete, index=name)
+
+    def ping(self) -> bool:
+        """True when the cluster answers."""
+        try:
+            return bool(self.client.ping())
+        except Exception:  # ping must answer, never raise
+            return False

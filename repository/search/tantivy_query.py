@@ -1,0 +1,175 @@
+"""The records template and the query tree in tantivy's terms: schema, documents and queries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import tantivy
+
+from repository.search import query as ast
+from repository.search.mapping import SOURCE_FIELD, Field
+
+PRESENT = "_present"  # names of the fields a document has, so `_exists_` works on every field kind
+_ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
+
+
+def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
+    """The tantivy schema for the mapping: keywords, numbers, dates and geo parts are fast fields."""
+    sb = tantivy.SchemaBuilder()
+    for f in field_map.values():
+        if f.kind == "text":
+            sb.add_text_field(f.name, tokenizer_name="default")
+        elif f.kind == "keyword":
+            sb.add_text_field(f.name, fast=True, tokenizer_name="raw")
+        elif f.kind == "number":
+            sb.add_integer_field(f.name, indexed=True, fast=True)
+        elif f.kind == "boolean":
+            sb.add_boolean_field(f.name, indexed=True, fast=True)
+        elif f.kind == "date":
+            sb.add_date_field(f.name, indexed=True, fast=True)
+        elif f.kind == "geo":
+            sb.add_float_field(f"{f.name}.lat", indexed=True, fast=True)
+            sb.add_float_field(f"{f.name}.lon", indexed=True, fast=True)
+    sb.add_text_field(PRESENT, tokenizer_name="raw")
+    sb.add_bytes_field(SOURCE_FIELD, stored=True)
+    return sb.build()
+
+
+def _date(value: Any) -> datetime:
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Document:
+    """An index document (documents.to_index_document) as a tantivy Document."""
+    out = tantivy.Document()
+    for name, value in doc.items():
+        if name == SOURCE_FIELD:
+            out.add_bytes(SOURCE_FIELD, orjson.dumps(value))
+            continue
+        f = field_map.get(name)
+        if f is None:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if f.kind == "text":
+                out.add_text(name, str(v))
+            elif f.kind == "keyword":
+                out.add_text(name, str(v).lower() if f.lowercase else str(v))
+            elif f.kind == "number":
+                out.add_integer(name, int(v))
+            elif f.kind == "boolean":
+                out.add_boolean(name, bool(v))
+            elif f.kind == "date":
+                out.add_date(name, _date(v))
+            elif f.kind == "geo":
+                out.add_float(f"{name}.lat", float(v["lat"]))
+                out.add_float(f"{name}.lon", float(v["lon"]))
+        out.add_text(PRESENT, name)
+    return out
+
+
+def wildcard_regex(pattern: str) -> str:
+    """An OpenSearch wildcard pattern as a tantivy regex over whole terms."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(_escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "*" else "." if ch == "?" else _escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def _escape(ch: str) -> str:
+    """A literal character in tantivy's regex dialect (`\\<` there is a word boundary, so use classes)."""
+    if ch.isalnum() or not ch.isascii():
+        return ch
+    return "\\" + ch if ch in "\\[]^" else f"[{ch}]"
+
+
+class Translator:
+    """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
+
+    def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field]):
+        self.schema, self.searcher, self.fields = schema, searcher, field_map
+
+    def value(self, name: str, value: Any) -> Any:
+        f = self.fields[name]
+        return value.lower() if f.kind == "keyword" and f.lowercase and isinstance(value, str) else value
+
+    def __call__(self, node: ast.Node) -> tantivy.Query:
+        Q, schema = tantivy.Query, self.schema
+        if isinstance(node, ast.MatchAll):
+            return Q.all_query()
+        if isinstance(node, ast.MatchNone):
+            return Q.empty_query()
+        if isinstance(node, ast.Term):
+            return Q.term_query(schema, node.field, self.value(node.field, node.value))
+        if isinstance(node, ast.Terms):
+            return Q.term_set_query(schema, node.field, [self.value(node.field, v) for v in node.values])
+        if isinstance(node, ast.Text):
+            words = _ANALYZER.analyze(node.text)
+            if not words:
+                return Q.empty_query()
+            return Q.term_query(schema, node.field, words[0]) if len(words) == 1 else \
+                Q.phrase_query(schema, node.field, words)
+        if isinstance(node, ast.Wildcard):
+            return Q.regex_query(schema, node.field, wildcard_regex(node.pattern))
+        if isinstance(node, ast.Regex):
+            try:
+                return Q.regex_query(schema, node.field, node.pattern)
+            except ValueError as exc:  # the two regex dialects differ at the edges
+                raise ast.invalid(f"Invalid regular expression /{node.pattern}/: {exc}") from None
+        if isinstance(node, ast.Range):
+            return self.range(node)
+        if isinstance(node, ast.Exists):
+            return Q.term_query(schema, PRESENT, node.field)
+        if isinstance(node, ast.GeoBox):
+            return self.geo(node)
+        clauses = [(tantivy.Occur.Must, self(n)) for n in node.must]
+        clauses += [(tantivy.Occur.Must, Q.const_score_query(self(n), 0.0)) for n in node.filter]
+        clauses += [(tantivy.Occur.Should, self(n)) for n in node.should]
+        if not clauses:
+            clauses.append((tantivy.Occur.Must, Q.all_query()))
+        clauses += [(tantivy.Occur.MustNot, self(n)) for n in node.must_not]
+        return Q.boolean_query(clauses)
+
+    def range(self, node: ast.Range) -> tantivy.Query:
+        kind = self.fields[node.field].kind
+        field_type = tantivy.FieldType.Date if kind == "date" else tantivy.FieldType.Integer
+        lower = node.gte if node.gte is not None else node.gt
+        upper = node.lte if node.lte is not None else node.lt
+        if lower is None and upper is None:
+            return tantivy.Query.all_query()
+        return tantivy.Query.range_query(self.schema, node.field, field_type, lower_bound=lower, upper_bound=upper,
+                                         include_lower=node.gt is None, include_upper=node.lt is None)
+
+    def geo(self, box: ast.GeoBox) -> tantivy.Query:
+        """Lat and lon are separate multi-valued columns: find candidates, then keep records with one point inside."""
+        Q, F = tantivy.Query, tantivy.FieldType.Float
+        lat = Q.range_query(self.schema, f"{box.field}.lat", F, box.min_lat, box.max_lat)
+        spans = [(box.min_lon, box.max_lon)] if box.min_lon <= box.max_lon else [(box.min_lon, 180.0),
+                                                                                 (-180.0, box.max_lon)]
+        lon = Q.boolean_query([(tantivy.Occur.Should, Q.range_query(self.schema, f"{box.field}.lon", F, lo, hi))
+                               for lo, hi in spans])
+        candidates = Q.boolean_query([(tantivy.Occur.Must, lat), (tantivy.Occur.Must, lon)])
+        count = self.searcher.search(candidates, 1).count
+        kept = []
+        for _, address in self.searcher.search(candidates, max(count, 1)).hits if count else []:
+            record = orjson.loads(self.searcher.doc(address).get_first(SOURCE_FIELD))
+            for loc in (record.get("metadata") or {}).get("locations") or []:
+                if _inside(box, loc.get("lat"), loc.get("lon"), spans):
+                    kept.append(int(record["id"]))
+                    break
+        return Q.term_set_query(self.schema, "recid", kept) if kept else Q.empty_query()
+
+
+def _inside(box: ast.GeoBox, lat: Any, lon: Any, spans: list[tuple[float, float]]) -> bool:
+    if not isinstance(lat, int | float) or not isinstance(lon, int | float):
+        return False
+    return box.min_lat <= lat <= box.max_lat and any(lo <= lon <= hi for lo, hi in spans)

@@ -1,0 +1,80 @@
+"""Licenses: the SPDX list plus the service's own ids, resolved case-insensitively and through aliases.
+
+Which id is canonical (the one responses and stored deposits carry): the service's own ids in
+`data/licenses.jsonl` — `cc-by` and `cc-zero`, the specification's defaults, with the other versionless Creative
+Commons ids and `other-open`, `notspecified`, … — and the SPDX id for every other license. The SPDX ids a
+service id stands for (`CC-BY-4.0` for `cc-by`) and the reference system's legacy ids (`apache2.0`,
+`mit-license`) are aliases, so `cc-by`, `CC-BY`, `CC-BY-4.0` and `cc-by-4.0` all find the same record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import Connection, Row, case, func, select
+
+from repository.errors import NotFound
+from repository.storage.tables import license_aliases, licenses
+from repository.timeutil import isoformat
+from repository.vocabularies.listing import Page, corrected, matches_all, query_terms
+
+SPDX_URL = "https://spdx.org/licenses/{}.html"
+
+
+def resolve(conn: Connection, value: str) -> Row | None:
+    """The license that `value` names (any case, any alias), or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    query = (
+        select(licenses)
+        .join(license_aliases, license_aliases.c.license_id == licenses.c.id)
+        .where(license_aliases.c.alias == value.strip().lower())
+    )
+    return conn.execute(query).first()
+
+
+def get(conn: Connection, value: str) -> Row:
+    """The license that `value` names; NotFound (404) if none does."""
+    row = resolve(conn, value)
+    if row is None:
+        raise NotFound(f"License {value!r} not found.")
+    return row
+
+
+def search(conn: Connection, q: str | None, page: Page) -> tuple[list[Row], int]:
+    """Licenses whose id, title or an alias contain every word of `q` (close spellings if none do), and the total."""
+    terms = query_terms(q)
+    rows, total = _search(conn, [[term] for term in terms], (q or "").strip().lower(), page)
+    if total == 0 and terms:
+        variants = corrected(terms, conn.execute(select(licenses.c.search_text)).scalars())
+        if variants:
+            # The closest spelling of each word stands in for `q` when ranking an exact name first.
+            rows, total = _search(conn, variants, " ".join(v[0] for v in variants), page)
+    return rows, total
+
+
+def _search(conn: Connection, variants: list[list[str]], exact: str, page: Page) -> tuple[list[Row], int]:
+    where = matches_all(licenses.c.search_text, variants)
+    total = conn.execute(select(func.count()).select_from(licenses).where(where)).scalar_one()
+    named = select(license_aliases.c.license_id).where(license_aliases.c.alias == exact)
+    query = (
+        select(licenses)
+        .where(where)
+        # The license `q` names exactly comes first, then the others by id.
+        .order_by(case((licenses.c.id.in_(named), 0), else_=1), func.lower(licenses.c.id), licenses.c.id)
+        .limit(page.size)
+        .offset(page.offset)
+    )
+    return list(conn.execute(query)), total
+
+
+def to_json(row: Row, base_url: str) -> dict[str, Any]:
+    """The License resource: `{id, created, updated, metadata: {id, title, url}, links: {self}}`."""
+    return {
+        "id": row.id,
+        "created": isoformat(row.created),
+        "updated": isoformat(row.updated),
+        "metadata": {"id": row.id, "title": row.title, "url": row.url},
+        "links": {"self": f"{base_url}/api/licenses/{quote(row.id, safe='')}"},
+    }

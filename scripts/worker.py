@@ -1,0 +1,48 @@
+#!/usr/bin/env python
+"""The background worker of the scaled shape: applies the outbox (indexing, DOI registration) with retries,
+lifts embargoes on their date, writes view counts and removes orphan files left by crashes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from app import create_app
+from repository.config import Settings, StartupError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between passes")
+    parser.add_argument("--once", action="store_true", help="one pass, then exit")
+    args = parser.parse_args(argv)
+    try:
+        # This process is the worker: no extra worker thread inside it.
+        settings = Settings.build(os.environ, BACKGROUND_WORKER=False)
+    except StartupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    services = create_app(settings).extensions["repository"]
+    extras, db = services.extras, services.db
+    indexer, stats, store = extras["indexer"], extras["stats"], extras["files"]
+    with db.read() as conn:
+        store.sweep(conn)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    while True:
+        indexer.lift_embargoes()
+        done = indexer.process_pending()
+        stats.flush()
+        if args.once:
+            print(f"applied {done} outbox rows")
+            return 0
+        if stop.wait(args.interval):
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Backends for the search contract suite: embedded always, OpenSearch when OPENSEARCH_URL is set."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opensearchpy.exceptions import NotFoundError
+from werkzeug.datastructures import MultiDict
+
+from repository.search.backend import SearchBackend, SearchResult, open_search
+from repository.search.documents import to_index_document
+from repository.search.params import parse_search_args
+
+from .factories import corpus
+
+OPENSEARCH_URL = os.environ.get("OPENSEARCH_URL")
+BACKENDS = ["embedded", pytest.param("opensearch", marks=pytest.mark.skipif(
+    not OPENSEARCH_URL, reason="OPENSEARCH_URL is not set: no OpenSearch server to run the contract suite on"))]
+
+
+def _open(kind: str, tmp: Any) -> tuple[SearchBackend, Callable[[], None]]:
+    if kind == "embedded":
+        return open_search(f"embedded://{tmp}"), lambda: None
+    prefix = f"test{uuid.uuid4().hex[:10]}"
+    backend = open_search(OPENSEARCH_URL, prefix=prefix, verify_certs=False, ssl_show_warn=False)
+
+    def cleanup() -> None:
+        backend.client.indices.delete(index=f"{prefix}-*", params={"allow_no_indices": "true"})
+        try:
+            backend.client.indices.delete_index_template(name=prefix)
+        except NotFoundError:
+            pass
+
+    return backend, cleanup
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchBackend]:
+    """A backend holding the generated corpus (read-only for the tests using it)."""
+    backend, cleanup = _open(request.param, tmp_path_factory.mktemp("loaded"))
+    # Reversed, so the engine's internal order (insertion) disagrees with the recid tie-breaker.
+    backend.index([to_index_document(r) for r in reversed(corpus())])
+    yield backend
+    cleanup()
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[SearchBackend]:
+    """An empty backend for tests that write."""
+    backend, cleanup = _open(request.param, tmp_path)
+    yield backend
+    cleanup()
+
+
+def run(backend: SearchBackend, **args: Any) -> SearchResult:
+    """Search with query arguments as a client sends them."""
+    return backend.search(parse_search_args(MultiDict(args), cursor_key=b"test-key"))
+
+
+def ids(result: SearchResult) -> list[int]:
+    """The record ids of a page, in order."""
+    return [hit["id"] for hit in result.hits]

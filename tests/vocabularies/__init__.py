@@ -1,0 +1,1 @@
+"""Licenses, funders, grants and communities: their endpoints, look-ups and loader."""
