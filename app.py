@@ -80,16 +80,16 @@ def _install_services(services: web.Services) -> None:
     from repository.indexer import Indexer
     from repository.registrar import open_registrar
     from repository.rendering import render_context
-    from repository.search.backend import open_search
+    from repository.search.backend import open_from_settings
     from repository.stats import ViewCounter
     from repository.vocabularies.lookups import DatabaseLookups
 
     settings, db = services.settings, services.db
-    search = open_search(settings.SEARCH_URL)
+    search = open_from_settings(settings)
     registrar = open_registrar(settings, db)
     indexer = Indexer(db, settings, search, registrar, DatabaseLookups, lambda: render_context(settings, db))
     stats = ViewCounter(db)
-    indexer.on_pass = stats.flush
+    indexer.on_pass.append(stats.flush)
     services.extras.update(
         files=FileStore(settings.FILES_ROOT), search=search, registrar=registrar, indexer=indexer, stats=stats,
     )

@@ -111,6 +111,10 @@ class Settings:
         10_000, "Deepest result reachable by page/size; links.next then carries a cursor instead.", _positive_int
     )
     SEARCH_INDEX_PREFIX: str = setting("records", "Name (OpenSearch alias) of the records index.")
+    SEARCH_CA_CERTS: str = setting("", "CA bundle to verify OpenSearch's certificate (empty: the system's).")
+    SEARCH_VERIFY_CERTS: bool = setting(
+        True, "Verify OpenSearch's TLS certificate (switch off only on a private network with a demo certificate).", _bool
+    )
     FILES_ROOT: str = setting("{INSTANCE_PATH}/files", "Directory where uploaded file contents are stored.")
     BASE_URL: str = setting(
         "https://127.0.0.1:5000", "Public root of the service, used in every link it gives out.", _base_url
@@ -156,6 +160,12 @@ class Settings:
     OAI_PAGE_SIZE: int = setting(100, "Records per OAI-PMH page.", _positive_int)
     REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
     ADMIN_EMAIL: str = setting("admin@localhost", "Administrator e-mail shown in OAI-PMH Identify.")
+    RELEASES_API_URL: str = setting(
+        "https://api.github.com", "REST API root of the code-hosting platform whose releases are archived.", _base_url
+    )
+    RELEASES_MAX_ARCHIVE_BYTES: int = setting(
+        2 * 1024**3, "Largest release archive (zip) accepted from a code-hosting platform, in bytes.", _positive_int
+    )
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
 
     # Derived values, computed once in build().

@@ -45,7 +45,8 @@ class Indexer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.on_pass: Callable[[], object] | None = None  # extra periodic work (view counts)
+        # Other periodic work of the worker (view counts, document validations): callables run after each pass.
+        self.on_pass: list[Callable[[], object]] = []
 
     def process_pending(self, limit: int = 500) -> int:
         """Apply up to `limit` due rows, oldest first; returns how many succeeded."""
@@ -161,8 +162,8 @@ class Indexer:
                 try:
                     self.lift_embargoes()
                     self.process_pending()
-                    if self.on_pass is not None:
-                        self.on_pass()
+                    for work in self.on_pass:
+                        work()
                 except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
                     log.exception("outbox worker pass failed")
 

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from repository import reindex
 from repository.config import Settings, StartupError
-from repository.search.backend import open_search
+from repository.search.backend import open_from_settings
 from repository.storage import open_database
 from repository.storage.engine import close_all
 
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         print(f"error: {exc}", file=sys.stderr)
         return 2
     db = open_database(settings.DATABASE_URL)
-    search = open_search(settings.SEARCH_URL)
+    search = open_from_settings(settings)
     try:
         if not args.check:
             total = len(reindex.published_revisions(db))

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     services = create_app(settings).extensions["repository"]
     extras, db = services.extras, services.db
-    indexer, stats, store = extras["indexer"], extras["stats"], extras["files"]
+    indexer, store = extras["indexer"], extras["files"]
     with db.read() as conn:
         store.sweep(conn)
     stop = threading.Event()
@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         indexer.lift_embargoes()
         done = indexer.process_pending()
-        stats.flush()
+        for work in indexer.on_pass:
+            work()
         if args.once:
             print(f"applied {done} outbox rows")
             return 0

@@ -169,7 +169,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     if proc.poll() is not None:
         log.close()
         raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
-    yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env}
+    yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env, "pid": proc.pid}
     proc.terminate()
     try:
         proc.wait(timeout=10)

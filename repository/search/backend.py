@@ -73,6 +73,21 @@ def open_search(url: str, **options: Any) -> SearchBackend:
     return EmbeddedBackend(Path(path), **options)
 
 
+def open_from_settings(settings: Any) -> SearchBackend:
+    """The search backend the settings describe (URL, index prefix and TLS options for OpenSearch)."""
+    options: dict[str, Any] = {}
+    if urlsplit(settings.SEARCH_URL).scheme in ("http", "https"):
+        options["prefix"] = settings.SEARCH_INDEX_PREFIX
+        if settings.SEARCH_URL.startswith("https"):
+            options["use_ssl"] = True
+            options["verify_certs"] = settings.SEARCH_VERIFY_CERTS
+            if settings.SEARCH_CA_CERTS:
+                options["ca_certs"] = settings.SEARCH_CA_CERTS
+            if not settings.SEARCH_VERIFY_CERTS:
+                options["ssl_show_warn"] = False
+    return open_search(settings.SEARCH_URL, **options)
+
+
 def terms_aggregation(buckets: dict[str, int], size: int) -> dict[str, Any]:
     """Counts -> an OpenSearch terms aggregation: doc_count desc, then key asc, cut at `size`."""
     ordered = sorted(buckets.items(), key=lambda kv: (-kv[1], str(kv[0])))
