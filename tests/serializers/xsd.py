@@ -1,4 +1,4 @@
-"""Offline XML Schema loading for the tests: http schema URLs map to the copies in /work/shared/schemas."""
+"""Offline XML Schema loading for the tests: http schema URLs map to the copies in tests/schemas."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 
 from lxml import etree
 
-SCHEMAS = Path(os.environ.get("SCHEMAS_DIR", "/work/shared/schemas"))
+# Copies of the official schemas (from shared/schemas, see tests/schemas/SOURCES.md) kept with the tests, so the
+# checks run offline wherever the repository is cloned.
+SCHEMAS = Path(os.environ.get("SCHEMAS_DIR", Path(__file__).resolve().parent.parent / "schemas"))
 HERE = Path(__file__).parent
 
 # Official schema URLs -> local copies; xml.xsd is cited under three URLs by different schemas.
