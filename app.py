@@ -57,20 +57,33 @@ def create_app(settings: Settings | None = None) -> Flask:
     from repository.api import (
         communities,
         community_requests,
+        datadesc,
         deposit_files,
         deposits,
         files,
         funders,
         grants,
+        landing,
         licenses,
+        oai,
         records,
+        releases,
         root,
+        schemas,
+        thumbnails,
         tokens,
     )
 
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
-                      grants.bp, communities.bp, community_requests.bp):
+                      grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
+                      landing.bp, datadesc.bp):
         app.register_blueprint(blueprint)
+    oai.install_limits(app, services.extras["limiter"], settings)
+    if settings.BENCH_CEILING_ENDPOINT:
+        from repository.api import ceiling
+
+        app.register_blueprint(ceiling.bp)
+    thumbnails.install_limits(services.extras["limiter"], settings)
     return app
 
 
@@ -82,6 +95,7 @@ def _install_services(services: web.Services) -> None:
     from repository.rendering import render_context
     from repository.search.backend import open_from_settings
     from repository.stats import ViewCounter
+    from repository.validations import install as install_validations
     from repository.vocabularies.lookups import DatabaseLookups
 
     settings, db = services.settings, services.db
@@ -93,5 +107,6 @@ def _install_services(services: web.Services) -> None:
     services.extras.update(
         files=FileStore(settings.FILES_ROOT), search=search, registrar=registrar, indexer=indexer, stats=stats,
     )
+    indexer.on_pass.append(install_validations(services))  # data-description documents left pending
     if settings.BACKGROUND_WORKER:
         indexer.start()

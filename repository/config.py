@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,13 @@ def _limits(raw: str) -> str:
     from limits import parse_many
 
     parse_many(raw)  # raises ValueError with a useful message on a bad limit string
+    return raw.strip()
+
+
+def _email(raw: str) -> str:
+    # OAI-PMH's schema wants a dotted domain: refuse what harvesters would refuse.
+    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", raw.strip()):
+        raise ValueError("expected an e-mail address such as admin@repository.example.org")
     return raw.strip()
 
 
@@ -149,6 +157,9 @@ class Settings:
     RATELIMIT_USER: str = setting("100/minute;5000/hour", "Limits for authenticated requests (per user).", _limits)
     RATELIMIT_OAI: str = setting("120/minute", "Limit on the OAI-PMH endpoint.", _limits)
     RATELIMIT_THUMBNAILS: str = setting("20/minute", "Limit on image thumbnails.", _limits)
+    BENCH_CEILING_ENDPOINT: bool = setting(
+        False, "Serve /api/_ceiling, a fixed 5 KB JSON answer: the ceiling scripts/bench.py compares against.", _bool
+    )
     BACKGROUND_WORKER: bool = setting(
         True, "Run the outbox worker (index and DOI retries) as a thread in each server process (embedded shape).", _bool
     )
@@ -159,12 +170,17 @@ class Settings:
     OAI_HOST: str = setting("", "Host in OAI identifiers oai:<host>:<recid>; empty means BASE_URL's host.")
     OAI_PAGE_SIZE: int = setting(100, "Records per OAI-PMH page.", _positive_int)
     REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
-    ADMIN_EMAIL: str = setting("admin@localhost", "Administrator e-mail shown in OAI-PMH Identify.")
+    ADMIN_EMAIL: str = setting(
+        "repository-admin@example.org", "Administrator e-mail shown in OAI-PMH Identify.", _email
+    )
     RELEASES_API_URL: str = setting(
         "https://api.github.com", "REST API root of the code-hosting platform whose releases are archived.", _base_url
     )
     RELEASES_MAX_ARCHIVE_BYTES: int = setting(
         2 * 1024**3, "Largest release archive (zip) accepted from a code-hosting platform, in bytes.", _positive_int
+    )
+    DATADESC_BLOCK_PUBLISH: bool = setting(
+        False, "Refuse to publish a deposit while any of its data-description documents is invalid or pending.", _bool
     )
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
 

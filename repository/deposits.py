@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from repository import files, pids
+from repository import files, pids, validations
 from repository.config import Settings
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
@@ -188,6 +188,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         metadata = {}
     if dep["status"] == "draft":
         errors.extend(_file_errors(conn, dep))
+        errors.extend(validations.publish_errors(conn, ctx.settings, dep))
     if errors:
         raise ValidationError(errors=errors)
     now = utcnow()
@@ -216,6 +217,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
             )
         )
         files.lock(conn, dep["bucket_id"])
+        validations.copy_to_record(conn, dep["bucket_id"], recid)
         if not dep["doi_external"]:
             conn.execute(
                 update(concepts)

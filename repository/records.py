@@ -13,6 +13,7 @@ from repository.access import files_open
 from repository.config import Settings
 from repository.metadata import MetadataLookups, to_record_metadata
 from repository.storage.tables_deposits import concepts, records
+from repository.thumbnails import SIZES as THUMB_SIZES
 from repository.timeutil import isoformat
 
 
@@ -141,6 +142,10 @@ def _build(
     }
     if conceptdoi:
         record["conceptdoi"] = conceptdoi
+    images = [o for o in objs if o["mimetype"].startswith("image/")]
+    if images and (with_files or files_open(row["metadata"])):
+        links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in THUMB_SIZES}
+        links["thumb250"] = f"{api}/thumb250"
     if with_files or files_open(row["metadata"]):
         bucket = row["bucket_id"]
         links["bucket"] = f"{base}/api/files/{bucket}"

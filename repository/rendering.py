@@ -33,4 +33,5 @@ def render_context(settings: Settings, db: Database, style: str | None = None, l
         style=style or "apa",
         locale=locale or "en-US",
         licenses=_licenses(db),
+        host=settings.oai_host,
     )

@@ -19,11 +19,12 @@ class RenderContext:
     locale: str = "en-US"  # text/x-bibliography ?locale=
     # license id (and its lower-case form) -> {"title", "url"}; ids not found fall back to SPDX
     licenses: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    host: str = ""  # host of OAI identifiers when it differs from base_url's (the OAI_HOST setting)
 
     @property
     def oai_host(self) -> str:
         """Host part of OAI identifiers `oai:<host>:<recid>`."""
-        return urlsplit(self.base_url).hostname or "localhost"
+        return self.host or urlsplit(self.base_url).hostname or "localhost"
 
     def record_html(self, recid: int | str) -> str:
         """Landing page of a record."""

@@ -6,7 +6,7 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
-from repository import deposits, files
+from repository import deposits, files, validations
 from repository.deposit_json import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge
 from repository.openapi import doc
@@ -83,6 +83,7 @@ def upload(dep_id: int) -> Response:
     try:
         with services().db.write() as conn:
             obj, _ = files.put_object(conn, dep["bucket_id"], key, stored, replace=False)
+            validations.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:
         store.remove(stored.uri)
         raise
@@ -139,4 +140,5 @@ def delete_file(dep_id: int, file_id: str) -> Response:
         dep = _deposit(conn, dep_id)
         freed = files.delete_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"])
         files.release_files(conn, store, [freed])
+        validations.file_changed(conn, store, dep["bucket_id"])
     return Response(status=204)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from sqlalchemy import select, update
 
-from repository import files
+from repository import files, validations
 from repository.access import can_read_files
 from repository.deposit_json import object_json
 from repository.downloads import send_object
@@ -68,6 +68,7 @@ def put_object(bucket_id: str, key: str) -> Response:
             obj, replaced = files.put_object(conn, bucket_id, key, stored)
             if replaced:
                 files.release_files(conn, store, [replaced])
+            validations.file_changed(conn, store, bucket_id, key)
     except BaseException:
         store.remove(stored.uri)
         raise
@@ -128,4 +129,5 @@ def delete_object(bucket_id: str, key: str) -> Response:
         _owner_bucket(conn, bucket_id)
         freed = files.delete_object(conn, bucket_id, key)
         files.release_files(conn, store, [freed])
+        validations.file_changed(conn, store, bucket_id, key)
     return Response(status=204)

@@ -11,7 +11,7 @@ import serializers
 from repository import files
 from repository import records as records_mod
 from repository.access import can_read_files
-from repository.errors import Gone, NotFound
+from repository.errors import ApiError, Gone, NotFound
 from repository.openapi import doc
 from repository.rendering import render_context
 from repository.search.params import page_links, parse_search_args
@@ -98,23 +98,22 @@ def _record_row(recid: int) -> dict:
         is_concept = conn.execute(concepts.select().where(concepts.c.id == recid)).first() is not None
         latest = records_mod.latest_version(conn, recid) if is_concept else None
     if latest is not None:
-        location = f"{s.settings.BASE_URL}/api/records/{latest}"
-        raise Moved(location)
+        raise Moved(f"{s.settings.BASE_URL}/api/records/{latest}", latest)
     raise NotFound("PID does not exist.")
 
 
-class Moved(Exception):
+class Moved(ApiError):
     """A concept id: the answer is a redirect to its latest version."""
 
-    def __init__(self, location: str) -> None:
-        self.location = location
+    status = 301
+    default_message = "Moved Permanently"
 
+    def __init__(self, location: str, recid: int) -> None:
+        super().__init__(headers={"Location": location})
+        self.location, self.recid = location, recid
 
-@bp.errorhandler(Moved)
-def moved(exc: Moved) -> Response:
-    return json_response(
-        {"status": 301, "message": "Moved Permanently", "location": exc.location}, 301, {"Location": exc.location}
-    )
+    def body(self) -> dict:
+        return {**super().body(), "location": self.location}
 
 
 def record_response(row: dict) -> Response:

@@ -47,9 +47,6 @@ tokens = Table(
     Column("revoked", DateTime, nullable=True),
 )
 
-# The write side's tables register themselves on `metadata` (kept in their own module for size).
-from repository.storage import tables_deposits  # noqa: E402,F401
-
 # Vocabularies: the source of truth for licenses, funders and grants (loaded by scripts/load_vocabularies.py)
 # and the communities users create. `search_text` is the lower-cased text that `q` is matched against.
 
@@ -111,3 +108,6 @@ communities = Table(
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),
 )
+
+# The other areas' tables register themselves on `metadata` (kept in their own modules for size).
+from repository.storage import tables_deposits, tables_releases, tables_validations  # noqa: E402,F401,I001

@@ -25,6 +25,7 @@ URL_MAP = {
     "http://schema.datacite.org/meta/kernel-4.5/metadata.xsd": SCHEMAS / "datacite/kernel-4.5/metadata.xsd",
     "http://schema.datacite.org/meta/kernel-3.1/metadata.xsd": SCHEMAS / "datacite/kernel-3.1/metadata.xsd",
     "http://schema.datacite.org/meta/kernel-3/metadata.xsd": SCHEMAS / "datacite/kernel-3.1/metadata.xsd",
+    "http://www.openarchives.org/OAI/2.0/oai-identifier.xsd": SCHEMAS / "oai-pmh/oai-identifier.xsd",
     # Not among the shared official copies: a reconstruction kept next to the tests (see its header).
     "http://schema.datacite.org/oai/oai-1.0/oai.xsd": HERE / "oai_datacite.xsd",
 }

@@ -1,0 +1,49 @@
+"""HTML pages behind `links.html`: a record's landing page (with schema.org JSON-LD and citation meta tags),
+and a deposition's page, which points its owner at the API."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, redirect, render_template
+
+import serializers
+from repository import records as records_mod
+from repository.access import can_read_files
+from repository.rendering import render_context
+from repository.web import identity, services
+
+bp = Blueprint("landing", __name__, template_folder="../templates")
+
+EXPORTS = (("bibtex", "BibTeX"), ("csl", "CSL JSON"), ("datacite", "DataCite XML"), ("dc", "Dublin Core"),
+           ("marcxml", "MARCXML"), ("jsonld", "JSON-LD"), ("json", "JSON"))
+
+
+@bp.get("/records/<int:recid>")
+def record_page(recid: int) -> Response:
+    """The record's landing page (HTML); a concept id redirects to the latest version."""
+    from repository.api.records import Moved, _record_row
+    from repository.vocabularies.lookups import DatabaseLookups
+
+    s = services()
+    try:
+        row = _record_row(recid)
+    except Moved as moved:
+        return redirect(f"{s.settings.BASE_URL}/records/{moved.recid}", 301)
+    with s.db.read() as conn:
+        record = records_mod.build_records(
+            conn, s.settings, DatabaseLookups(conn), [row], with_files=can_read_files(row, identity())
+        )[0]
+    s.extras["stats"].view(recid)
+    jsonld = serializers.REGISTRY["jsonld"].render(record, render_context(s.settings, s.db)).decode()
+    # Inside <script>, "</" would end the element early: escape it the way JSON allows.
+    jsonld = jsonld.replace("</", "<\\/")
+    html = render_template(
+        "record.html", record=record, m=record["metadata"], jsonld=jsonld, exports=EXPORTS,
+        repository_name=s.settings.REPOSITORY_NAME,
+    )
+    return Response(html, mimetype="text/html")
+
+
+@bp.get("/deposit/<int:dep_id>")
+def deposit_page(dep_id: int) -> Response:
+    """A deposition's page: drafts are edited through the API, so this points at its API resource."""
+    return redirect(f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}", 303)

@@ -1,0 +1,40 @@
+"""`/api/records/<id>/thumb<size>`: thumbnails of image records (rate-limited: 20 a minute by default)."""
+
+from __future__ import annotations
+
+import os
+
+from flask import Blueprint, Response, send_file
+
+from repository import files
+from repository.access import can_read_files
+from repository.errors import NotFound
+from repository.openapi import doc
+from repository.thumbnails import thumbnail
+from repository.web import identity, services
+
+bp = Blueprint("thumbnails", __name__, url_prefix="/api/records")
+
+
+@bp.get("/<int:recid>/thumb<int:size>")
+@doc(responses={"200": {"description": "A PNG thumbnail of the record's first image."}})
+def record_thumbnail(recid: int, size: int) -> Response:
+    """A PNG thumbnail (sizes 10, 50, 100, 250, 750, 1200) of an image record's first image file."""
+    from repository.api.records import _record_row
+
+    row = _record_row(recid)
+    if not can_read_files(row, identity()):
+        raise NotFound("The record's files are not available to you.")
+    with services().db.read() as conn:
+        images = [o for o in files.list_objects(conn, row["bucket_id"]) if o["mimetype"].startswith("image/")]
+    if not images:
+        raise NotFound("The record has no image to show.")
+    settings, store = services().settings, services().extras["files"]
+    path = thumbnail(store.path(images[0]["uri"]), images[0]["file_id"], size,
+                     os.path.join(settings.INSTANCE_PATH, "thumbnails"))
+    return send_file(path, mimetype="image/png", conditional=True, max_age=86400)
+
+
+def install_limits(limiter, settings) -> None:  # type: ignore[no-untyped-def]
+    """Thumbnails have their own limit besides the application-wide one (call after registering)."""
+    limiter.limit(settings.RATELIMIT_THUMBNAILS)(bp)

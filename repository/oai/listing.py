@@ -1,0 +1,55 @@
+"""The database side of the list verbs: a page is an indexed range scan over (updated, id) after a cursor."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, true
+
+from repository.oai.args import DateRange
+from repository.oai.sets import set_filter
+from repository.storage.tables_deposits import records
+
+Cursor = tuple[datetime, int]
+
+
+def conditions(set_spec: str | None, dates: DateRange) -> list[ColumnElement] | None:
+    """The filter of a list request; None when the set cannot have members."""
+    found: list[ColumnElement] = []
+    if set_spec:
+        member = set_filter(set_spec)
+        if member is None:
+            return None
+        found.append(member)
+    if dates.lower is not None:
+        found.append(records.c.updated >= dates.lower)
+    if dates.upper is not None:
+        found.append(records.c.updated < dates.upper)
+    return found
+
+
+def page(conn: Connection, where: list[ColumnElement], after: Cursor | None, limit: int) -> list[dict]:
+    """Up to `limit` records rows (tombstones included) after `after`, in (updated, id) order."""
+    query = select(records).where(*where)
+    if after is not None:
+        stamp, recid = after
+        # `updated >= stamp` bounds the index range; the OR only filters rows of that one datestamp.
+        query = query.where(records.c.updated >= stamp, or_(records.c.updated > stamp, records.c.id > recid))
+    query = query.order_by(records.c.updated, records.c.id).limit(limit)
+    return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def count(conn: Connection, where: list[ColumnElement]) -> int:
+    """completeListSize: one COUNT over the filtered set, made on a list's first page only."""
+    return conn.execute(select(func.count()).select_from(records).where(and_(true(), *where))).scalar_one()
+
+
+def earliest_datestamp(conn: Connection) -> datetime | None:
+    """The oldest datestamp in the repository (the index makes MIN one lookup)."""
+    return conn.execute(select(func.min(records.c.updated))).scalar()
+
+
+def get_row(conn: Connection, recid: int) -> dict | None:
+    """One records row, tombstones included."""
+    row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
+    return dict(row) if row is not None else None

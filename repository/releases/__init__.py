@@ -1,0 +1,1 @@
+"""Archiving software releases: metadata files, their validator, and release ingestion."""

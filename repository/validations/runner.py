@@ -1,0 +1,129 @@
+"""Background validation: a small thread of the server process validates pending rows right after the commit
+that made them pending, and the worker's pass (`indexer.on_pass`) takes whatever a crash or restart left."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from repository import files
+from repository.datadesc import detect_kind, validate_document
+from repository.datadesc.report import MAX_DOCUMENT_BYTES
+from repository.files import FileStore
+from repository.storage import Database
+from repository.timeutil import utcnow
+from repository.validations import rows
+
+log = logging.getLogger("repository.validations")
+
+# A claim older than this is taken over: its validator died (the biggest tables take far less).
+STALE_AFTER = dt.timedelta(minutes=15)
+BATCH = 50
+
+
+def validate_row(db: Database, store: FileStore, row: dict) -> bool:
+    """Validate one claimed row against its bucket's current files; False if the row changed meanwhile."""
+    with db.read() as conn:
+        objs = {o["key"]: o for o in files.list_objects(conn, row["bucket_id"])}
+        current = conn.execute(
+            rows.table.select().where(rows.table.c.bucket_id == row["bucket_id"], rows.table.c.key == row["key"])
+        ).mappings().first()
+    obj = objs.get(row["key"])
+    if current is None or current["generation"] != row["generation"]:
+        return False  # made pending again since the claim: the next pass takes it
+    if obj is None or obj["file_id"] != current["file_id"]:
+        # Changed by a path that does not keep the rows in step (a rename): bring them in step now.
+        with db.write() as conn:
+            rows.ensure_rows(conn, store, row["bucket_id"])
+        return False
+    with open(store.path(obj["uri"]), "rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    kind = current["kind"]
+    if obj["size"] > rows.SNIFF_BYTES and kind == "software_corpus" and len(data) <= MAX_DOCUMENT_BYTES:
+        kind = detect_kind(obj["key"], data)  # it was only sniffed: now read whole
+    deps: dict[str, str | None] = {}
+
+    def lookup(name: str) -> Path | None:
+        # Every name the descriptor makes us look up is remembered, found or not: a later change to it re-runs this.
+        key = rows.sibling_key(obj["key"], name)
+        found = objs.get(key)
+        deps[key] = found["file_id"] if found else None
+        return Path(store.path(found["uri"])) if found else None
+
+    report = validate_document(kind, data, lookup).to_dict() if kind is not None else None
+    with db.write() as conn:
+        return rows.store_result(conn, row, report, deps)
+
+
+class Runner:
+    """Validates pending rows in a thread started on demand (`kick()`), one thread per process at most."""
+
+    def __init__(self, db: Database, store: FileStore) -> None:
+        self.db = db
+        self.store = store
+        self._state = threading.Lock()
+        self._busy = threading.Lock()  # held for a whole pass: `paused()` waits for it
+        self._dirty = False
+        self._thread: threading.Thread | None = None
+
+    def kick(self) -> None:
+        """Validate what is pending, soon, in the background (call after the commit that made it pending)."""
+        with self._state:
+            self._dirty = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="datadesc-validations", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._state:
+                if not self._dirty:
+                    self._thread = None
+                    return
+                self._dirty = False
+            try:
+                while self.process_pending():
+                    pass
+            except Exception:  # noqa: BLE001 - the rows stay pending; the worker's pass retries them
+                log.exception("validation pass failed")
+
+    def process_pending(self, limit: int = BATCH) -> int:
+        """Validate up to `limit` pending rows nobody else works on; returns how many were stored."""
+        with self._busy:
+            stale_before = utcnow() - STALE_AFTER
+            with self.db.read() as conn:
+                due = rows.claimable(conn, stale_before, limit)
+            done = 0
+            for row in due:
+                with self.db.write() as conn:
+                    if not rows.claim(conn, row, stale_before):
+                        continue
+                try:
+                    done += validate_row(self.db, self.store, row)
+                except Exception:  # noqa: BLE001 - left claimed: retried once the claim is stale
+                    log.exception("validating %s in bucket %s failed", row["key"], row["bucket_id"])
+            return done
+
+    def on_pass(self) -> None:
+        """The worker's periodic call: rows left pending by a crash or a restart."""
+        self.process_pending()
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Block until the background thread has nothing left (tests, shutdown)."""
+        deadline = utcnow() + dt.timedelta(seconds=timeout)
+        while True:
+            with self._state:
+                thread = self._thread
+            if thread is None or utcnow() > deadline:
+                return
+            thread.join(timeout=0.05)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold validation back while the block runs (a pass under way finishes first)."""
+        with self._busy:
+            yield

@@ -1,0 +1,95 @@
+"""Table previews of CSV files of records and deposits: types from the descriptor, paging, filters, sort, access."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from factories import make_deposit, publish
+from support import https_client
+
+from .conftest import API, VALID_ROWS, csv_bytes, descriptor_bytes
+
+
+def _preview(client, recid: int, file_id: str, query: str = "", headers: dict | None = None):  # type: ignore[no-untyped-def]
+    return client.get(f"/api/records/{recid}/files/{file_id}/preview{query}", headers=headers or {})
+
+
+def test_record_preview_with_descriptor_types(package_deposit, client, auth, settings):
+    dep, uploaded = package_deposit()
+    record = publish(client, auth, dep)
+    csv_id = uploaded["data.csv"]["id"]
+    page = _preview(client, record["id"], csv_id, "?limit=2")
+    assert page.status_code == 200
+    body = page.json
+    assert body["columns"][:3] == [
+        {"name": "country", "type": "string"}, {"name": "year", "type": "integer"}, {"name": "value", "type": "number"},
+    ]  # fmt: skip
+    assert body["total"] == len(VALID_ROWS) and body["limit"] == 2 and body["offset"] == 0
+    assert body["rows"][0] == {
+        "country": "Germany", "year": 1990, "value": 1.5, "indicator": "gdp", "source": "World Bank", "unit": "USD",
+        "notes": "first",
+    }  # fmt: skip
+    assert len(body["rows"]) == 2 and os.path.isfile(os.path.join(settings.INSTANCE_PATH, "previews", f"{csv_id}.db"))
+    second = _preview(client, record["id"], csv_id, "?limit=2&offset=2").json["rows"]
+    assert [r["country"] for r in second] == ["NLD", None]  # "NA" is a missing value, never Namibia
+    by_year = _preview(client, record["id"], csv_id, "?sort=-year&limit=1").json["rows"]
+    assert by_year[0]["year"] == 2030
+    filtered = _preview(client, record["id"], csv_id, "?year=2005").json
+    assert filtered["total"] == 1 and filtered["rows"][0]["value"] is None
+    assert _preview(client, record["id"], csv_id, "?country=NLD&year=2001").json["total"] == 1
+
+
+def test_bad_preview_requests(package_deposit, client, auth):
+    dep, uploaded = package_deposit()
+    record = publish(client, auth, dep)
+    csv_id = uploaded["data.csv"]["id"]
+    unknown = _preview(client, record["id"], csv_id, "?colour=red")
+    assert unknown.status_code == 400 and unknown.json["errors"] == [{"field": "colour", "message": "Unknown column 'colour'."}]
+    assert _preview(client, record["id"], csv_id, "?sort=colour").status_code == 400
+    assert _preview(client, record["id"], csv_id, "?limit=many").status_code == 400
+    assert _preview(client, record["id"], csv_id, "?year=recent").status_code == 400
+    not_a_table = _preview(client, record["id"], uploaded["codebook.md"]["id"])
+    assert not_a_table.status_code == 404 and "CSV" in not_a_table.json["message"]
+
+
+def test_preview_access_is_as_for_downloads(package_deposit, client, auth, make_token):
+    dep, uploaded = package_deposit(access_right="closed")
+    record = publish(client, auth, dep)
+    csv_id = uploaded["data.csv"]["id"]
+    stranger = {"Authorization": "Bearer " + make_token("stranger@example.org")}
+    assert _preview(client, record["id"], csv_id).status_code == 404
+    assert _preview(client, record["id"], csv_id, headers=stranger).status_code == 404
+    assert _preview(client, record["id"], csv_id, headers=auth).status_code == 200
+    # Under the deposit: its owner only.
+    url = f"{API}/{dep['id']}/files/{csv_id}/preview"
+    assert client.get(url, headers=auth).json["total"] == len(VALID_ROWS)
+    assert client.get(url, headers=stranger).status_code == 404
+
+
+def test_deposit_preview_follows_the_descriptor(client, auth, bucket_put, runner):
+    dep = make_deposit(client, auth)
+    bucket_put(dep, "data.csv", csv_bytes(*VALID_ROWS))
+    url = f"{API}/{dep['id']}/files/data.csv/preview?limit=1"  # a file by its name, as the files interface allows
+    assert client.get(url, headers=auth).json["columns"][1] == {"name": "year", "type": "string"}
+    bucket_put(dep, "datapackage.json", descriptor_bytes())
+    runner.wait_idle()
+    body = client.get(url, headers=auth).json
+    assert body["columns"][1] == {"name": "year", "type": "integer"} and body["rows"][0]["year"] == 1990
+
+
+def test_concurrent_first_requests_build_one_database(package_deposit, app, client, auth):
+    dep, uploaded = package_deposit()
+    record = publish(client, auth, dep)
+    csv_id = uploaded["data.csv"]["id"]
+    answers: list[int] = []
+
+    def ask() -> None:
+        answers.append(_preview(https_client(app), record["id"], csv_id, "?limit=1000").json["total"])
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [len(VALID_ROWS)] * 4
