@@ -64,6 +64,8 @@ class Indexer:
             for row in rows:
                 if row["kind"] == "register_doi":
                     done += self._apply_one(row, self._register)
+                elif row["kind"] == "hide_doi":
+                    done += self._apply_one(row, self._hide)
             return done
 
     def lift_embargoes(self) -> int:
@@ -130,6 +132,13 @@ class Indexer:
             )
         with self.db.write() as conn:
             conn.execute(update(records).where(records.c.id == recid).values(integrated=True))
+
+    def _hide(self, recid: int) -> None:
+        """A deleted record's DOI stops resolving to it at the agency (DataCite: event hide)."""
+        with self.db.read() as conn:
+            row = conn.execute(select(records.c.doi, records.c.doi_external).where(records.c.id == recid)).first()
+        if row is not None and not row.doi_external:
+            self.registrar.hide(row.doi)
 
     def _done(self, ids: list[int]) -> None:
         with self.db.write() as conn:

@@ -293,3 +293,17 @@ def test_list_hides_older_versions_unless_asked(client, auth):
     client.post(f"{API}/{dep['id']}/actions/newversion", headers=auth)
     assert len(client.get(API, headers=auth).json) == 1
     assert len(client.get(f"{API}?all_versions=true", headers=auth).json) == 2
+
+
+def test_list_query(client, auth):
+    alpha = make_deposit(client, auth, title="Alpha study of lakes", keywords=["water"])
+    beta = make_deposit(client, auth, title="Beta study of rivers")
+    search = lambda q: [d["id"] for d in client.get(API, query_string={"q": q}, headers=auth).json]  # noqa: E731
+    assert search("alpha") == [alpha["id"]]
+    assert sorted(search("study")) == sorted([alpha["id"], beta["id"]])
+    assert search('title:"study of rivers"') == [beta["id"]]
+    assert search("keywords:water") == [alpha["id"]]
+    assert search("riv*") == [beta["id"]]
+    assert search("study AND NOT lakes") == [beta["id"]]
+    response = client.get(API, query_string={"q": "title:(open"}, headers=auth)
+    assert response.status_code == 400 and response.json["errors"][0]["field"] == "q"

@@ -1,0 +1,23 @@
+"""Taking a published record down: it stays as a tombstone (410 on the API, `status="deleted"` in OAI-PMH),
+leaves the search index, and its DOI is hidden at the agency — all through the outbox, so nothing is lost."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, insert, select, update
+
+from repository.errors import BadRequest, NotFound
+from repository.storage.tables_deposits import outbox, records
+from repository.timeutil import utcnow
+
+
+def take_down(conn: Connection, recid: int) -> None:
+    """Mark record `recid` deleted (its datestamp moves, so harvesters see the deletion) and queue the rest."""
+    row = conn.execute(select(records.c.deleted).where(records.c.id == recid).with_for_update()).first()
+    if row is None:
+        raise NotFound(f"Record {recid} does not exist.")
+    if row.deleted is not None:
+        raise BadRequest(f"Record {recid} is already deleted.")
+    now = utcnow()
+    conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
+    for kind in ("index", "hide_doi"):
+        conn.execute(insert(outbox).values(kind=kind, recid=recid, created=now, attempts=0))
