@@ -8,11 +8,21 @@ import secrets
 
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import IntegerConverter
 
 from repository import web
 from repository.config import Settings
 from repository.ratelimit import install_limiter
 from repository.storage import open_database, upgrade
+
+
+class DatabaseInt(IntegerConverter):
+    """`<int:...>` in routes matches only ids a database integer column can hold: larger ones are 404, not a
+    driver overflow (a 500)."""
+
+    def __init__(self, url_map, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        kwargs.setdefault("max", 2**31 - 1)
+        super().__init__(url_map, *args, **kwargs)
 
 
 def _secret_key(settings: Settings) -> str:
@@ -45,6 +55,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         n = settings.TRUSTED_PROXIES
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
     app.url_map.strict_slashes = False
+    app.url_map.converters["int"] = DatabaseInt
 
     services = web.Services(settings=settings, db=db, extras={"secret": app.config["SECRET_KEY"].encode()})
     app.extensions["repository"] = services

@@ -94,3 +94,10 @@ def test_forwarded_proto_is_honoured_only_from_trusted_proxies(make_settings):
     assert untrusted.get("/api/", headers=headers).status_code == 403
     trusted = create_app(make_settings(TRUSTED_PROXIES=1)).test_client()
     assert trusted.get("/api/", headers=headers).status_code == 200
+
+
+def test_ids_too_large_for_the_database_are_404(client, auth):
+    for path in ("/api/records/99999999999999999999", "/api/deposit/depositions/17648738411074043904/actions/publish"):
+        response = client.post(path, headers=auth) if "actions" in path else client.get(path)
+        assert response.status_code == 404, path
+        assert response.json["status"] == 404
