@@ -15,9 +15,10 @@ from marshmallow import ValidationError as SchemaError
 from repository.errors import ValidationError, field_error
 from repository.metadata.lookups import DoiPolicy, MetadataLookups
 from repository.metadata.schemas import DepositMetadataSchema
+from repository.vocabularies.grant_ids import parse_grant_id
 from repository.vocabularies.identifiers import doi_prefix, normalize_doi
 from repository.vocabularies.resource_types import SUBTYPE_FIELD
-from repository.vocabularies.terms import DEFAULT_ACCESS_RIGHT, EC_FUNDER_DOI, FUNDER_DOIS, GRANT_ID_SEPARATOR
+from repository.vocabularies.terms import DEFAULT_ACCESS_RIGHT, GRANT_ID_SEPARATOR
 
 REQUIRED = "Missing data for required field."
 INVALID_DOI = "The provided DOI is invalid - it should look similar to '10.1234/foo.bar'."
@@ -187,22 +188,6 @@ def _check_doi(data: dict, policy: DoiPolicy, error: ErrorFn) -> None:
             f"The prefix {policy.test_prefix} is invalid. The prefix is only used for testing purposes, "
             "and no DOIs with this prefix are attached to any meaningful content.",
         )
-
-
-def parse_grant_id(value: str) -> tuple[str, str] | str:
-    """`(funder DOI, code)` for a deposit grant id, or a message saying why it is malformed."""
-    value = value.strip()
-    if GRANT_ID_SEPARATOR not in value:
-        if value.startswith("10.13039/"):
-            return f"Not a valid grant id: use '<funder DOI>{GRANT_ID_SEPARATOR}<grant code>'."
-        return EC_FUNDER_DOI, value  # a bare id is a European Commission grant
-    funder, code = (part.strip() for part in value.split(GRANT_ID_SEPARATOR, 1))
-    funder = normalize_doi(funder) or funder
-    if funder not in FUNDER_DOIS:
-        return f"Not an accepted funder: {funder!r}. Accepted funder DOIs: {', '.join(FUNDER_DOIS)}."
-    if not code:
-        return "Not a valid grant id: the grant code is missing."
-    return funder, code
 
 
 def _loaded_items(key: str, metadata: dict, data: dict, failed: dict) -> list[tuple[int, dict]]:
