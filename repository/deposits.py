@@ -331,9 +331,10 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
             doi=pids.service_doi(ctx.settings, recid),
             doi_external=False,
             prereserved=True,
-            bucket_id=files.snapshot(conn, record["bucket_id"], locked=False),
+            bucket_id=(draft_bucket := files.snapshot(conn, record["bucket_id"], locked=False)),
             created=now,
             modified=now,
         )
     )
+    validations.copy_to_snapshot(conn, record["bucket_id"], draft_bucket)
     return recid

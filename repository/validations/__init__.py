@@ -21,7 +21,7 @@ from repository.files import FileStore
 from repository.validations import rows
 from repository.validations.runner import Runner
 
-__all__ = ["Runner", "copy_to_record", "file_changed", "install", "publish_errors"]
+__all__ = ["Runner", "copy_to_record", "copy_to_snapshot", "file_changed", "install", "publish_errors"]
 
 log = logging.getLogger("repository.validations")
 
@@ -51,6 +51,12 @@ def publish_errors(conn: Connection, settings: Settings, dep: dict) -> list[dict
 def copy_to_record(conn: Connection, bucket_id: str, recid: int) -> None:
     """Give the record's snapshot bucket copies of the deposit's reports (pending ones are validated there too)."""
     if rows.copy_to_record(conn, bucket_id, recid):
+        _after_commit()
+
+
+def copy_to_snapshot(conn: Connection, bucket_id: str, target: str) -> None:
+    """A new-version draft's bucket starts with the reports of the record it copies."""
+    if rows.copy_reports(conn, bucket_id, target):
         _after_commit()
 
 

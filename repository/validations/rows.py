@@ -150,6 +150,11 @@ def publish_errors(conn: Connection, store: FileStore, bucket_id: str) -> tuple[
 def copy_to_record(conn: Connection, bucket_id: str, recid: int) -> bool:
     """Copy the bucket's reports to the record's snapshot bucket (same keys and files); True if some is pending."""
     target = conn.execute(select(records.c.bucket_id).where(records.c.id == recid)).scalar_one()
+    return copy_reports(conn, bucket_id, target)
+
+
+def copy_reports(conn: Connection, bucket_id: str, target: str) -> bool:
+    """Copy the bucket's reports to a snapshot of it (same keys and files); True if some is pending."""
     rows = bucket_rows(conn, bucket_id)
     now = utcnow()
     for row in rows:
