@@ -88,10 +88,11 @@ def open_from_settings(settings: Any) -> SearchBackend:
     return open_search(settings.SEARCH_URL, **options)
 
 
-def terms_aggregation(buckets: dict[str, int], size: int) -> dict[str, Any]:
-    """Counts -> an OpenSearch terms aggregation: doc_count desc, then key asc, cut at `size`."""
+def terms_aggregation(buckets: dict[str, int], size: int, other: int = 0) -> dict[str, Any]:
+    """Counts -> an OpenSearch terms aggregation: doc_count desc, then key asc, cut at `size`; `other` counts the
+    documents of buckets the engine already left out."""
     ordered = sorted(buckets.items(), key=lambda kv: (-kv[1], str(kv[0])))
-    return {"doc_count_error_upper_bound": 0, "sum_other_doc_count": sum(c for _, c in ordered[size:]),
+    return {"doc_count_error_upper_bound": 0, "sum_other_doc_count": other + sum(c for _, c in ordered[size:]),
             "buckets": [{"key": k, "doc_count": c} for k, c in ordered[:size]]}
 
 
