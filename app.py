@@ -105,6 +105,7 @@ def _install_services(services: web.Services) -> None:
     from repository.registrar import open_registrar
     from repository.rendering import render_context
     from repository.search.backend import open_from_settings
+    from repository.record_cache import RecordCache
     from repository.stats import ViewCounter
     from repository.validations import install as install_validations
     from repository.vocabularies.lookups import DatabaseLookups
@@ -117,6 +118,7 @@ def _install_services(services: web.Services) -> None:
     indexer.on_pass.append(stats.flush)
     services.extras.update(
         files=FileStore(settings.FILES_ROOT), search=search, registrar=registrar, indexer=indexer, stats=stats,
+        record_cache=RecordCache(),
     )
     indexer.on_pass.append(install_validations(services))  # data-description documents left pending
     if settings.BACKGROUND_WORKER:

@@ -127,7 +127,10 @@ def decide(conn: Connection, identifier: str, request_id: int, owner_id: int, ac
         ).scalars()
     )
     if versions:
-        conn.execute(update(records).where(records.c.id.in_(versions)).values(updated=now))
+        # Membership is part of each version's representation: a new revision, so caches and the index follow.
+        conn.execute(
+            update(records).where(records.c.id.in_(versions)).values(updated=now, revision=records.c.revision + 1)
+        )
     for recid in versions:
         conn.execute(insert(outbox).values(kind="index", recid=recid, created=now, attempts=0))
     return {**dict(row), "status": status, "decided": now}, versions

@@ -133,11 +133,7 @@ def _build(
             "views": views,
             "unique_views": views,
             "volume": volume,
-            "version_downloads": row["downloads"],
-            "version_unique_downloads": row["downloads"],
-            "version_views": row["views"],
-            "version_unique_views": row["views"],
-            "version_volume": row["volume"],
+            **version_stats(row),
         },
     }
     if conceptdoi:
@@ -162,6 +158,17 @@ def _build(
             for o in objs
         ]
     return record
+
+
+def version_stats(row: dict) -> dict[str, int]:
+    """The counts of one version, from its row."""
+    return {
+        "version_downloads": row["downloads"],
+        "version_unique_downloads": row["downloads"],
+        "version_views": row["views"],
+        "version_unique_views": row["views"],
+        "version_volume": row["volume"],
+    }
 
 
 def get_rows(conn: Connection, recids: list[int]) -> list[dict]:

@@ -124,10 +124,18 @@ def record_response(row: dict) -> Response:
     etag = f'"{row["revision"]}-{serializer.name}-{int(with_files)}"'
     if request.if_none_match.contains_weak(etag.strip('"')):
         return Response(status=304, headers={"ETag": etag})
-    from repository.vocabularies.lookups import DatabaseLookups
+    cache = s.extras["record_cache"]
+    key = cache.key(row, with_files)
+    record = cache.get(key)
+    if record is None:
+        from repository.vocabularies.lookups import DatabaseLookups
 
-    with s.db.read() as conn:
-        record = records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files=with_files)[0]
+        with s.db.read() as conn:
+            record = records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files)[0]
+        cache.put(key, record)
+    else:
+        # This version's counts come fresh with its row; the concept-wide ones may lag by the cache's lifetime.
+        record = {**record, "stats": {**record["stats"], **records_mod.version_stats(row)}}
     s.extras["stats"].view(row["id"])
     body = serializer.render(record, _context())
     headers = {
