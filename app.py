@@ -102,10 +102,10 @@ def _install_services(services: web.Services) -> None:
     """The file store, the search engine, the DOI registrar and the outbox indexer."""
     from repository.files import FileStore
     from repository.indexer import Indexer
+    from repository.record_cache import RecordCache
     from repository.registrar import open_registrar
     from repository.rendering import render_context
     from repository.search.backend import open_from_settings
-    from repository.record_cache import RecordCache
     from repository.stats import ViewCounter
     from repository.validations import install as install_validations
     from repository.vocabularies.lookups import DatabaseLookups
