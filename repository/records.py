@@ -86,7 +86,8 @@ def _build(
     base = settings.BASE_URL
     recid = row["id"]
     api = f"{base}/api/records/{recid}"
-    metadata = to_record_metadata(row["metadata"], lookups, accepted_communities=communities)
+    # The row was just read: its metadata can be shared rather than copied.
+    metadata = to_record_metadata(row["metadata"], lookups, accepted_communities=communities, copy_values=False)
     metadata["doi"] = row["doi"]
     latest = versions[-1] if versions else recid
     if conceptdoi:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from sqlalchemy import Connection
@@ -15,6 +16,7 @@ class DatabaseLookups:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._licenses: dict[str, dict[str, str] | None] = {}
+        self._grants: dict[tuple[str, str], dict[str, Any] | None] = {}
 
     def license(self, value: str) -> dict[str, str] | None:
         """`{id, title, url}` of the license `value` names (any case, any alias), or None."""
@@ -31,8 +33,13 @@ class DatabaseLookups:
 
     def grant(self, funder_doi: str, code: str) -> dict[str, Any] | None:
         """The grant `{code, title, acronym, program, funder: {doi, name, acronyms}}`, or None if unknown."""
-        row = grants.find(self.conn, funder_doi, code)
-        return None if row is None else grants.grant_json(row)
+        # A batch of records (reindex, a search page built from the database) names the same grants again and again.
+        key = (funder_doi, code)
+        if key not in self._grants:
+            row = grants.find(self.conn, funder_doi, code)
+            self._grants[key] = None if row is None else grants.grant_json(row)
+        found = self._grants[key]
+        return None if found is None else copy.deepcopy(found)
 
     def community_exists(self, identifier: str) -> bool:
         """Whether a community with this identifier exists."""
