@@ -119,7 +119,7 @@ community_requests = Table(
     Column("id", Integer, primary_key=True),
     Column("community", String(100), nullable=False, index=True),
     # Requests concern every version of a record, so they hang on the concept.
-    Column("conceptrecid", Integer, ForeignKey("concepts.id"), nullable=False),
+    Column("conceptrecid", Integer, ForeignKey("concepts.id"), nullable=False, index=True),
     Column("recid", Integer, ForeignKey("recids.id"), nullable=False),  # the version that asked
     Column("status", String(16), nullable=False),  # pending | accepted | rejected
     Column("created", DateTime, nullable=False),

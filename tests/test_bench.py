@@ -1,0 +1,153 @@
+"""The benchmark corpus and its bulk load path, and `scripts/bench.py --quick` (runs and writes its report; no
+figure is asserted: timings belong to the benchmark, never to the test suite)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from sqlalchemy import func, select
+
+from repository.bulk import BulkLoader, Concept
+from repository.files import FileStore
+from repository.metadata import validate_for_publish
+from repository.search.backend import open_search
+from repository.storage import open_database
+from repository.storage.tables_deposits import buckets, community_requests, deposits, objects, records
+from repository.vocabularies.lookups import DatabaseLookups
+from repository.vocabularies.resource_types import UPLOAD_TYPES
+from scripts.generate_corpus import Corpus, concepts, prepare
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return Corpus(seed=8)
+
+
+def test_corpus_is_deterministic_and_covers_the_vocabularies(corpus: Corpus) -> None:
+    assert Corpus(seed=8).concept(123) == corpus.concept(123)
+    assert Corpus(seed=9).concept(123) != corpus.concept(123)
+    generated = [corpus.concept(i)[1] for i in range(3000)]
+    firsts = [versions[0].metadata for versions in generated]
+    assert {m["upload_type"] for m in firsts} == set(UPLOAD_TYPES)
+    rights = Counter(m["access_right"] for m in firsts)
+    assert set(rights) == {"open", "embargoed", "restricted", "closed"} and rights["open"] > len(firsts) / 2
+    schemes = {r["scheme"] for m in firsts for r in m.get("related_identifiers", [])}
+    assert {"doi", "url", "arxiv", "handle", "isbn", "issn", "pmid", "pmcid", "ads", "urn", "ark", "purl", "lsid",
+            "ean13", "istc"} <= schemes
+    creators = [len(m["creators"]) for m in firsts]
+    assert min(creators) == 1 and max(creators) == 30
+    assert any(c.get("orcid") for m in firsts for c in m["creators"])
+    assert any(any(ord(ch) > 0x3000 for ch in m["title"]) for m in firsts)  # CJK titles
+    assert any(any(0x0400 <= ord(ch) < 0x0500 for ch in m["title"]) for m in firsts)  # Cyrillic titles
+    sizes = [len(m["description"].encode()) for m in firsts]
+    assert min(sizes) >= 300 and max(sizes) <= 6000
+    several = sum(len(versions) > 1 for versions in generated) / len(generated)
+    assert 0.05 < several < 0.15
+    assert all(m.get(k) for m in firsts[:50] for k in ("title", "creators", "description"))
+    assert any(m.get("grants") for m in firsts) and any(m.get("locations") for m in firsts)
+    assert any(m.get("communities") for m in firsts)
+    assert all(0 < len(data) < 20_000 for versions in generated[:200] for v in versions for _k, data in v.files)
+
+
+def test_generated_metadata_is_what_publish_accepts_and_stores(database_url: str, corpus: Corpus) -> None:
+    """A sample goes through the API's validation unchanged: the corpus is already in its stored form."""
+    db = open_database(database_url)
+    prepare(db, users=30, communities=24)
+    with db.read() as conn:
+        lookups = DatabaseLookups(conn)
+        for index in range(0, 4000, 10):
+            for version in corpus.concept(index)[1]:
+                assert validate_for_publish(version.metadata, lookups) == version.metadata, index
+
+
+def test_bulk_load_writes_what_publish_writes(app, client, make_token) -> None:  # type: ignore[no-untyped-def]
+    services = app.extensions["repository"]
+    db, settings, search = services.db, services.settings, services.extras["search"]
+    owner_ids = prepare(db, users=5, communities=4)
+    loader = BulkLoader(db, settings, search, services.extras["files"], file_threads=2)
+    generated = list(concepts((8, 5, 4), 60, owner_ids, jobs=0))
+    assert sum(len(c.versions) for c in generated) == 60
+    report = loader.load(generated, batch_records=25)
+    assert report.records == 60 and report.concepts == len(generated)
+
+    with db.read() as conn:
+        assert conn.execute(select(func.count()).select_from(records)).scalar_one() == 60
+        assert set(conn.execute(select(deposits.c.status)).scalars()) == {"published"}
+        assert set(conn.execute(select(buckets.c.locked)).scalars()) == {True}
+        per_bucket = Counter(conn.execute(select(objects.c.bucket_id)).scalars())
+        assert len(per_bucket) == 120  # the deposit's bucket and the record's snapshot
+        expected_requests = {c.versions[0].metadata.get("communities", [{}])[0].get("identifier")
+                             for c in generated} - {None}
+        asked = set(conn.execute(select(community_requests.c.community)).scalars())
+        assert asked == expected_requests
+    assert search.get_revisions() == {recid: 1 for recid in _recids(db)}
+
+    first = generated[0]
+    recid = min(_recids(db))
+    answer = client.get(f"/api/records/{recid}").get_json()
+    assert answer["metadata"]["title"] == first.versions[0].metadata["title"]
+    with client.get(f"/api/records/?q=recid:{recid}") as found:
+        assert found.status_code == 200
+    if answer["metadata"]["access_right"] == "open":
+        written = {key: "md5:" + hashlib.md5(data).hexdigest() for key, data in first.versions[0].files}
+        assert {f["key"]: f["checksum"] for f in answer["files"]} == written
+
+    # The owner sees the loaded deposits as published, with a DOI from the shared sequence.
+    from repository import accounts
+
+    with db.write() as conn:
+        token = accounts.create_token(conn, first.owner_id, list(accounts.SCOPES))[1]
+    listing = client.get("/api/deposit/depositions", headers={"Authorization": f"Bearer {token}"}).get_json()
+    mine = [d for d in listing if d["id"] == recid]
+    assert mine and mine[0]["state"] == "done" and mine[0]["submitted"] is True
+    assert mine[0]["doi"] == f"{settings.doi_prefix}/{settings.DOI_NAMESPACE}.{recid}"
+
+    # A later publish through the API takes the next id of the sequence, after the loaded ones.
+    auth = {"Authorization": f"Bearer {make_token('later@example.org')}"}
+    created = client.post("/api/deposit/depositions", json={}, headers=auth).get_json()
+    assert created["id"] > max(_recids(db))
+
+
+def _recids(db) -> set[int]:  # type: ignore[no-untyped-def]
+    with db.read() as conn:
+        return set(conn.execute(select(records.c.id)).scalars())
+
+
+def test_bulk_load_into_a_repository_that_has_records_upserts_into_the_live_index(app) -> None:  # type: ignore[no-untyped-def]
+    services = app.extensions["repository"]
+    db, settings = services.db, services.settings
+    owner_ids = prepare(db, users=3, communities=2)
+    search = open_search(settings.SEARCH_URL)
+    store = FileStore(settings.FILES_ROOT)
+    loader = BulkLoader(db, settings, search, store, file_threads=2)
+    loader.load(list(concepts((8, 3, 2), 10, owner_ids, jobs=0)))
+    second = [Concept(owner_id=c.owner_id, versions=c.versions) for c in concepts((9, 3, 2), 10, owner_ids, jobs=0)]
+    report = loader.load(second)
+    assert report.records == 10
+    assert len(search.get_revisions()) == 20 == len(_recids(db))
+
+
+@pytest.mark.e2e
+def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
+    done = subprocess.run([sys.executable, "scripts/bench.py", "--quick", "--out", str(tmp_path)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = list(tmp_path.glob("bench-*.json"))
+    assert len(reports) == 1
+    report = json.loads(reports[0].read_text())
+    rows = {row["name"]: row for row in report["setups"][report["server"]]}
+    assert {"ceiling", "search_common", "search_deep_cursor", "record_v1", "record_marcxml", "page20_bibtex"} <= set(rows)
+    assert report["reindex"]["records"] == 800 and report["reindex"]["parity_problems"] == 0
+    assert report["upload"]["megabytes"] == 64 and report["publish"]["runs"] == 3
+    assert {v["name"] for v in report["verdicts"]} >= {"search_common", "record_v1", "reindex", "upload"}
+    assert "| measurement | req/s |" in done.stdout
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("instance-")]  # the temporary instance is gone
