@@ -14,22 +14,7 @@ from sqlalchemy import Connection, select
 from repository.config import Settings
 from repository.errors import BadRequest, field_error
 from repository.storage.tables_deposits import deposits
-
-MAX_SIZE = 1000
-
-
-def _int_arg(args: Mapping[str, str], name: str, default: int, maximum: int | None = None) -> int:
-    raw = args.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"Invalid {name}.", errors=[field_error(name, "Not a valid integer.")]) from None
-    if value < 1 or (maximum is not None and value > maximum):
-        limit = f"between 1 and {maximum}" if maximum else "at least 1"
-        raise BadRequest(f"Invalid {name}.", errors=[field_error(name, f"Must be {limit}.")])
-    return value
+from repository.vocabularies.listing import parse_page
 
 
 def _truthy(value: str | None) -> bool:
@@ -46,8 +31,8 @@ def list_deposits(
     sort = args.get("sort") or ("bestmatch" if args.get("q") else "mostrecent")
     if sort.lstrip("-") not in {"bestmatch", "mostrecent"}:
         raise BadRequest("Invalid sort.", errors=[field_error("sort", "Must be bestmatch or mostrecent, optionally with a leading -.")])
-    page = _int_arg(args, "page", 1)
-    size = _int_arg(args, "size", 10, MAX_SIZE)
+    paging = parse_page(args)
+    page, size = paging.number, paging.size
 
     query = select(deposits).where(deposits.c.owner_id == owner_id)
     if status == "draft":

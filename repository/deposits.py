@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from repository import files, pids, validations
+from repository import records as records_mod
 from repository.config import Settings
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
@@ -37,11 +38,6 @@ def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False
     if row is None or row["owner_id"] != owner_id:
         raise NotFound("Deposition not found.")
     return dict(row)
-
-
-def get_record_row(conn: Connection, recid: int) -> dict | None:
-    row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
-    return dict(row) if row else None
 
 
 def _doi_policy(ctx: Context, dep: dict) -> DoiPolicy:
@@ -276,7 +272,7 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
         raise BadRequest("Only a published deposition can be edited; this one is still in progress.")
     if dep["editing"]:
         raise BadRequest("The deposition is already being edited (state inprogress).")
-    record = get_record_row(conn, dep_id)
+    record = records_mod.get_row(conn, dep_id)
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))
@@ -287,7 +283,7 @@ def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if not dep["editing"]:
         raise BadRequest("The deposition is not being edited: there is nothing to discard.")
-    record = get_record_row(conn, dep_id)
+    record = records_mod.get_row(conn, dep_id)
     conn.execute(
         update(deposits)
         .where(deposits.c.id == dep_id)
@@ -316,7 +312,7 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
     ).first()
     if existing is not None:
         return None
-    record = get_record_row(conn, latest)
+    record = records_mod.get_row(conn, latest)
     recid = pids.mint(conn, "record")
     metadata = {k: v for k, v in record["metadata"].items() if k != "doi"}
     now = utcnow()

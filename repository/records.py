@@ -180,6 +180,12 @@ def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
     return [found[i] for i in recids if i in found]
 
 
+def get_row(conn: Connection, recid: int) -> dict | None:
+    """The records row of `recid`, or None."""
+    rows = get_rows(conn, [recid])
+    return rows[0] if rows else None
+
+
 def latest_version(conn: Connection, conceptrecid: int) -> int | None:
     """The newest published, not deleted version of a concept."""
     query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from repository import records as records_mod
 from repository.config import Settings
-from repository.search.backend import SearchBackend
+from repository.search.backend import SearchBackend, compare_revisions
 from repository.search.documents import to_index_document
 from repository.storage import Database
 from repository.storage.tables_deposits import records
@@ -60,11 +60,9 @@ def check(db: Database, search: SearchBackend) -> list[str]:
     """The differences between the index and the database (empty when they agree)."""
     expected = published_revisions(db)
     indexed = search.get_revisions()
-    problems = [f"record {r} is missing from the index" for r in sorted(set(expected) - set(indexed))]
-    problems += [f"record {r} is in the index but not published" for r in sorted(set(indexed) - set(expected))]
-    problems += [
-        f"record {r} is indexed at revision {indexed[r]}, the database has {expected[r]}"
-        for r in sorted(set(expected) & set(indexed))
-        if indexed[r] != expected[r]
-    ]
-    return problems
+    parity = compare_revisions(expected, indexed)
+    return (
+        [f"record {r} is missing from the index" for r in parity.missing]
+        + [f"record {r} is in the index but not published" for r in parity.extra]
+        + [f"record {r} is indexed at revision {indexed[r]}, the database has {expected[r]}" for r in parity.stale]
+    )

@@ -20,12 +20,12 @@ EXPORTS = (("bibtex", "BibTeX"), ("csl", "CSL JSON"), ("datacite", "DataCite XML
 @bp.get("/records/<int:recid>")
 def record_page(recid: int) -> Response:
     """The record's landing page (HTML); a concept id redirects to the latest version."""
-    from repository.api.records import Moved, _record_row
+    from repository.api.records import Moved, record_row
     from repository.vocabularies.lookups import DatabaseLookups
 
     s = services()
     try:
-        row = _record_row(recid)
+        row = record_row(recid)
     except Moved as moved:
         return redirect(f"{s.settings.BASE_URL}/records/{moved.recid}", 301)
     with s.db.read() as conn:

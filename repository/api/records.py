@@ -91,8 +91,8 @@ def search() -> Response:
     return search_response(request.args, "/api/records/")
 
 
-def _record_row(recid: int) -> dict:
-    """The record row; 301 for a concept id, 410 for a deleted record, 404 for anything else."""
+def record_row(recid: int) -> dict:
+    """The record row (for every view about one record); 301 for a concept id, 410 for a deleted record, 404 for anything else."""
     s = services()
     with s.db.read() as conn:
         rows = records_mod.get_rows(conn, [recid])
@@ -156,14 +156,14 @@ def record_response(row: dict) -> Response:
 @doc(responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"}})
 def get_record(recid: int) -> Response:
     """One record (v1 JSON by default; any registry format through Accept or ?format=). 410 once deleted."""
-    return record_response(_record_row(recid))
+    return record_response(record_row(recid))
 
 
 @bp.get("/<int:recid>/versions")
 @doc(parameters=SEARCH_PARAMS)
 def versions(recid: int) -> Response:
     """Every version of the record's concept, newest first, in the search envelope."""
-    row = _record_row(recid)
+    row = record_row(recid)
     args = MultiDict(request.args)
     args["q"] = f"conceptrecid:{row['conceptrecid']}"
     args["all_versions"] = "true"
@@ -174,16 +174,16 @@ def versions(recid: int) -> Response:
 @bp.get("/<int:recid>/versions/latest")
 def latest(recid: int) -> Response:
     """The latest version of the record's concept."""
-    row = _record_row(recid)
+    row = record_row(recid)
     with services().db.read() as conn:
         newest = records_mod.latest_version(conn, row["conceptrecid"])
-    return record_response(_record_row(newest))
+    return record_response(record_row(newest))
 
 
 @bp.get("/<int:recid>/files")
 def record_files(recid: int) -> Response:
     """The record's files as `{"entries": [...]}`; 404 to those who may not see them."""
-    row = _record_row(recid)
+    row = record_row(recid)
     if not can_read_files(row, identity()):
         raise NotFound("The record's files are not available to you.")
     base = services().settings.BASE_URL

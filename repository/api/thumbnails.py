@@ -20,9 +20,9 @@ bp = Blueprint("thumbnails", __name__, url_prefix="/api/records")
 @doc(responses={"200": {"description": "A PNG thumbnail of the record's first image."}})
 def record_thumbnail(recid: int, size: int) -> Response:
     """A PNG thumbnail (sizes 10, 50, 100, 250, 750, 1200) of an image record's first image file."""
-    from repository.api.records import _record_row
+    from repository.api.records import record_row
 
-    row = _record_row(recid)
+    row = record_row(recid)
     if not can_read_files(row, identity()):
         raise NotFound("The record's files are not available to you.")
     with services().db.read() as conn:

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from repository import deposits, files
+from repository import records as records_mod
 from repository.errors import ApiError, ValidationError, field_error
 from repository.metadata import DoiPolicy
 from repository.releases import derive, metafiles, store, validator
@@ -134,7 +135,7 @@ def _draft(conn: Any, ctx: deposits.Context, repo: dict, metadata: dict[str, Any
     if dep_id is None:
         raise ReleaseFailed([field_error(None, "A new-version draft of this software already exists: publish or "
                                                "delete it, then retry this release.")])  # fmt: skip
-    previous = deposits.get_record_row(conn, latest) or {}
+    previous = records_mod.get_row(conn, latest) or {}
     if "communities" not in metadata and previous.get("metadata", {}).get("communities"):
         # As the reference: a release stays in the communities of the one before unless its file says otherwise.
         metadata = {**metadata, "communities": previous["metadata"]["communities"]}
