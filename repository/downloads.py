@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import os
+
 from flask import Response, send_file
 
+from repository.errors import ServiceUnavailable
 from repository.files import FileStore
+
+log = logging.getLogger("repository.downloads")
 
 # Only these types are served as what they are; anything that a browser could run or render becomes plain text
 # or an attachment (reference §7).
@@ -29,9 +35,15 @@ def safe_mimetype(mimetype: str) -> str:
 
 def send_object(store: FileStore, obj: dict, as_attachment: bool) -> Response:
     """The object's bytes as stored (a .gz file is never sent with Content-Encoding), with Range support."""
+    path = store.path(obj["uri"])
+    if not os.path.isfile(path):
+        # The database knows the file but the disk lost it (a restore gone wrong, a volume not mounted): say so
+        # clearly instead of failing inside the file sender.
+        log.error("file %s of bucket %s is missing on disk at %s", obj["key"], obj["bucket_id"], path)
+        raise ServiceUnavailable("The file's contents are unavailable at the moment; the operators have been told.")
     mimetype = safe_mimetype(obj["mimetype"])
     response = send_file(
-        store.path(obj["uri"]),
+        path,
         mimetype=mimetype,
         as_attachment=as_attachment or mimetype == "application/octet-stream",
         download_name=obj["key"],

@@ -54,13 +54,14 @@ def identity() -> Identity | None:
 def resolve_identity() -> Identity | None:
     """Look the request's token up once per request; None for a guest or an invalid token."""
     if "identity" not in g:
-        g.identity = None
-        g.bad_token = False
+        found = None
         token = _token_from_request()
         if token is not None:
+            # Set nothing before the lookup succeeds: a dead database must not turn the caller into a guest.
             with services().db.read() as conn:
-                g.identity = authenticate(conn, token)
-            g.bad_token = g.identity is None
+                found = authenticate(conn, token)
+        g.bad_token = token is not None and found is None
+        g.identity = found
     return g.identity
 
 

@@ -93,3 +93,18 @@ def test_downloads_are_counted(app, client, auth):
     download(client, file_url(client, dep))
     stats = client.get(f"/api/records/{dep['id']}").json["stats"]
     assert stats["version_downloads"] == 1 and stats["version_volume"] == len(CONTENT)
+
+
+def test_a_file_lost_from_disk_is_503_not_500(app, client, auth):
+    import os
+
+    dep = published(client, auth, content=CONTENT)
+    url = file_url(client, dep)
+    store = app.extensions["repository"].extras["files"]
+    bucket, key = url.split("/api/files/")[1].split("/", 1)
+    with app.extensions["repository"].db.read() as conn:
+        from repository.files import get_object
+
+        os.unlink(store.path(get_object(conn, bucket, key)["uri"]))
+    response = download(client, url)
+    assert response.status_code == 503 and response.json["status"] == 503

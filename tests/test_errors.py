@@ -101,3 +101,18 @@ def test_ids_too_large_for_the_database_are_404(client, auth):
         response = client.post(path, headers=auth) if "actions" in path else client.get(path)
         assert response.status_code == 404, path
         assert response.json["status"] == 404
+
+
+def test_dead_database_is_503(make_settings):
+    # Nothing listens on this port: every request that needs the database gets a clear 503, never a 500.
+    app = create_app(make_settings(DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:9/none", AUTO_MIGRATE="false"))
+    client = https_client(app)
+    response = client.get("/api/records/1")
+    assert response.status_code == 503 and response.json["status"] == 503
+    assert client.get("/api/").status_code == 200  # what needs no database still answers
+
+
+def test_dead_database_with_a_token_is_503_not_401(make_settings):
+    app = create_app(make_settings(DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:9/none", AUTO_MIGRATE="false"))
+    response = https_client(app).get("/api/deposit/depositions", headers={"Authorization": "Bearer abc"})
+    assert response.status_code == 503 and response.json["status"] == 503
