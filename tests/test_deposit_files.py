@@ -134,3 +134,28 @@ def test_orphans_from_a_crash_are_swept(app, settings):
     with app.extensions["repository"].db.read() as conn:
         assert store.sweep(conn, min_age=0) == 1
     assert stored_files(settings) == []
+
+
+def test_large_uploads_through_both_interfaces_keep_every_byte(make_settings, make_token):
+    """Past the first 1 MiB chunk the store hashes and writes in a second thread while it reads: the bytes and
+    the checksum must come out exactly as sent, and a body over the limit must still leave nothing behind."""
+    settings = make_settings(MAX_MULTIPART_BYTES=3 * 1024 * 1024)
+    client = https_client(create_app(settings))
+    auth = {"Authorization": f"Bearer {make_token()}"}
+    dep = make_deposit(client, auth)
+    body = bytes(range(256)) * (4 * 4096 + 77)  # ~4.0 MiB, not a multiple of the chunk size
+    bucket = dep["links"]["bucket"].replace("https://localhost", "")
+    obj = client.put(f"{bucket}/big.bin", data=io.BytesIO(body), headers=auth).json
+    assert obj["size"] == len(body) and obj["checksum"] == "md5:" + hashlib.md5(body).hexdigest()
+    assert download(client, f"{bucket}/big.bin", headers=auth).data == body
+
+    # The multipart body built by hand: the test client would spool it to a temporary file it never closes.
+    form = (b'--B\r\nContent-Disposition: form-data; name="name"\r\n\r\nhuge.bin\r\n'
+            b'--B\r\nContent-Disposition: form-data; name="file"; filename="huge.bin"\r\n\r\n' +
+            body[:3 * 1024 * 1024 + 100] +  # just past the limit: found while streaming, in the second chunk
+            b"\r\n--B--\r\n")
+    too_big = client.post(f"{API}/{dep['id']}/files", data=form, headers=auth,
+                          content_type="multipart/form-data; boundary=B")
+    assert too_big.status_code == 413
+    assert [f["filename"] for f in client.get(f"{API}/{dep['id']}/files", headers=auth).json] == ["big.bin"]
+    assert len(stored_files(settings)) == 1
