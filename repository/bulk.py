@@ -23,7 +23,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, insert, select, text
 
-from repository import community_requests, pids
+from repository import built_records, community_requests, pids
 from repository import records as records_mod
 from repository.config import Settings
 from repository.deposits import _embargo_until
@@ -43,7 +43,7 @@ from repository.storage.tables_deposits import (
 from repository.vocabularies.lookups import DatabaseLookups
 
 BATCH_RECORDS = 1000
-FILE_THREADS = 8  # FileStore fsyncs every file: a few writers in parallel hide most of that latency
+FILE_THREADS = 4  # files are written without their own fsyncs (one syncfs per batch): a few writers suffice
 
 
 @dataclass
@@ -107,8 +107,10 @@ class BulkLoader:
         report = LoadReport()
         started = time.perf_counter()
         with self.db.read() as conn:
-            fresh = not conn.execute(select(func.count()).select_from(records)).scalar_one()
-        if fresh:
+            empty = not conn.execute(select(func.count()).select_from(records)).scalar_one()
+        # Into an empty repository, or resuming a load that was interrupted before its swap: build the new index.
+        fresh = empty or self.search.building()
+        if empty and not self.search.building():
             self.search.create_new_index()
         source = iter(batches(concepts_, batch_records))
         with ThreadPoolExecutor(self.file_threads, thread_name_prefix="bulk-files") as pool:
@@ -119,7 +121,7 @@ class BulkLoader:
                 batch = next(source, None)
                 report.phases["wait_input"] += time.perf_counter() - mark
                 if batch is not None:
-                    futures = [[pool.submit(self.store.write, io.BytesIO(data)) for _key, data in version.files]
+                    futures = [[pool.submit(self.store.write, io.BytesIO(data), None, False) for _key, data in version.files]
                                for concept in batch for version in concept.versions]
                 if pending is not None:
                     self._load_batch(*pending, fresh, report)
@@ -142,6 +144,7 @@ class BulkLoader:
         try:
             for group in futures:
                 stored.append([f.result() for f in group])
+            self.store.sync()  # the files reach the disk before the rows that point at them are committed
         except BaseException:
             self._remove(futures)
             raise
@@ -160,6 +163,8 @@ class BulkLoader:
         with self.db.read() as conn:
             built = records_mod.build_records(conn, self.settings, DatabaseLookups(conn), rows)
         docs = [to_index_document(record) for record in built]
+        with self.db.write() as conn:  # the stored copies before the index, as the indexer writes them
+            built_records.store(conn, self.settings, self.search, rows, built, docs)
         report.phases["build"] += time.perf_counter() - mark
 
         mark = time.perf_counter()

@@ -118,6 +118,10 @@ class Settings:
     SEARCH_WINDOW: int = setting(
         10_000, "Deepest result reachable by page/size; links.next then carries a cursor instead.", _positive_int
     )
+    SEARCH_CACHE_ENTRIES: int = setting(
+        256, "Search results each server process keeps until the next index commit (embedded engine; 0: off).",
+        _positive_int,
+    )
     SEARCH_INDEX_PREFIX: str = setting("records", "Name (OpenSearch alias) of the records index.")
     SEARCH_CA_CERTS: str = setting("", "CA bundle to verify OpenSearch's certificate (empty: the system's).")
     SEARCH_VERIFY_CERTS: bool = setting(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from sqlalchemy import insert, select, update
 
+from repository import built_records
 from repository import records as records_mod
 from repository.config import Settings
 from repository.search.backend import SearchBackend
@@ -22,6 +23,9 @@ from repository.timeutil import utcnow
 
 log = logging.getLogger("repository.indexer")
 MAX_BACKOFF_SECONDS = 600
+# The worker leaves a new row this long to the request that wrote it (which applies it right after its commit):
+# applying it at the same moment from another process would only write the same documents twice.
+GRACE_SECONDS = 10.0
 
 
 class Indexer:
@@ -48,14 +52,16 @@ class Indexer:
         # Other periodic work of the worker (view counts, document validations): callables run after each pass.
         self.on_pass: list[Callable[[], object]] = []
 
-    def process_pending(self, limit: int = 500) -> int:
-        """Apply up to `limit` due rows, oldest first; returns how many succeeded."""
+    def process_pending(self, limit: int = 500, grace: float = 0.0) -> int:
+        """Apply up to `limit` due rows, oldest first, leaving new rows younger than `grace` seconds (not yet
+        tried) to the request that wrote them; returns how many succeeded."""
         with self._lock:  # one applier per process; rows are idempotent across processes
             now = utcnow()
+            untried = outbox.c.not_before.is_(None) & (outbox.c.created <= now - dt.timedelta(seconds=grace))
             with self.db.read() as conn:
                 rows = conn.execute(
                     select(outbox)
-                    .where(outbox.c.done.is_(None), (outbox.c.not_before.is_(None)) | (outbox.c.not_before <= now))
+                    .where(outbox.c.done.is_(None), untried | (outbox.c.not_before <= now))
                     .order_by(outbox.c.id)
                     .limit(limit)
                 ).mappings().all()
@@ -86,11 +92,14 @@ class Indexer:
             with self.db.read() as conn:
                 found = records_mod.get_rows(conn, recids)
                 live = [r for r in found if r["deleted"] is None]
-                docs = [
-                    to_index_document(rec)
-                    for rec in records_mod.build_records(conn, self.settings, self.lookups_factory(conn), live)
-                ]
+                built = records_mod.build_records(conn, self.settings, self.lookups_factory(conn), live)
+            docs = [to_index_document(rec) for rec in built]
             gone = [r for r in recids if r not in {x["id"] for x in live}]
+            # The stored copies first: a crash before the index write leaves them newer than the index, and the
+            # retry of these outbox rows (still pending) brings the index up to them.
+            with self.db.write() as conn:
+                built_records.store(conn, self.settings, self.search, live, built, docs)
+                built_records.remove(conn, gone)
             if docs:
                 self.search.index(docs)
             if gone:
@@ -170,7 +179,7 @@ class Indexer:
             while not self._stop.wait(interval):
                 try:
                     self.lift_embargoes()
-                    self.process_pending()
+                    self.process_pending(grace=GRACE_SECONDS)
                     for work in self.on_pass:
                         work()
                 except Exception:  # noqa: BLE001 - the worker must survive a dead database or index

@@ -181,9 +181,9 @@ def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
 
 
 def get_row(conn: Connection, recid: int) -> dict | None:
-    """The records row of `recid`, or None."""
-    rows = get_rows(conn, [recid])
-    return rows[0] if rows else None
+    """The records row of `recid`, or None (`=`, not `IN`: an expanding IN is compiled anew at every call)."""
+    row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
+    return dict(row) if row is not None else None
 
 
 def latest_version(conn: Connection, conceptrecid: int) -> int | None:

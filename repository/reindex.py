@@ -1,4 +1,7 @@
-"""Rebuild the search index from the database, swap it in atomically, and check parity (records at revisions)."""
+"""Rebuild the search index from the database, swap it in atomically, and check parity (records at revisions).
+
+A rebuild streams the engine-ready documents kept in built_records into a new index through the engine's bulk path;
+records whose stored document is missing or stale are built again on the way (and stored for the next time)."""
 
 from __future__ import annotations
 
@@ -6,15 +9,11 @@ from collections.abc import Callable, Iterator
 
 from sqlalchemy import select
 
-from repository import records as records_mod
+from repository import built_records
 from repository.config import Settings
 from repository.search.backend import SearchBackend, compare_revisions
-from repository.search.documents import to_index_document
 from repository.storage import Database
 from repository.storage.tables_deposits import records
-from repository.vocabularies.lookups import DatabaseLookups
-
-BATCH = 1000
 
 
 def published_revisions(db: Database) -> dict[int, int]:
@@ -24,34 +23,18 @@ def published_revisions(db: Database) -> dict[int, int]:
         return {row.id: row.revision for row in conn.execute(query)}
 
 
-def documents(db: Database, settings: Settings, batch: int = BATCH) -> Iterator[list[dict]]:
-    """Index documents of every published record, a batch at a time (a keyset scan over the id)."""
-    last = 0
-    while True:
-        with db.read() as conn:
-            ids = list(
-                conn.execute(
-                    select(records.c.id)
-                    .where(records.c.id > last, records.c.deleted.is_(None))
-                    .order_by(records.c.id)
-                    .limit(batch)
-                ).scalars()
-            )
-            if not ids:
-                return
-            rows = records_mod.get_rows(conn, ids)
-            built = records_mod.build_records(conn, settings, DatabaseLookups(conn), rows)
-        yield [to_index_document(record) for record in built]
-        last = ids[-1]
-
-
-def rebuild(db: Database, settings: Settings, search: SearchBackend, progress: Callable[[int], None]) -> int:
-    """Build a new index beside the live one, load every record, swap; returns how many were loaded."""
+def rebuild(db: Database, settings: Settings, search: SearchBackend, progress: Callable[[int], None],
+            rebuild_all: bool = False) -> int:
+    """Build a new index beside the live one, load every record, swap; returns how many were loaded. Writes made
+    meanwhile reach both indexes. `rebuild_all` builds every record again instead of reading stored documents."""
     search.create_new_index()
-    loaded = 0
-    for docs in documents(db, settings):
-        loaded += search.bulk_load(docs)
-        progress(len(docs))
+
+    def stream() -> Iterator[built_records.Entry]:
+        for batch in built_records.documents(db, settings, search, rebuild_all=rebuild_all):
+            yield from batch
+            progress(len(batch))
+
+    loaded = search.load_documents(stream())
     search.swap()
     return loaded
 

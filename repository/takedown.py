@@ -12,7 +12,9 @@ from repository.timeutil import utcnow
 
 def take_down(conn: Connection, recid: int) -> None:
     """Mark record `recid` deleted (its datestamp moves, so harvesters see the deletion) and queue the rest."""
-    row = conn.execute(select(records.c.deleted).where(records.c.id == recid).with_for_update()).first()
+    row = conn.execute(
+        select(records.c.deleted, records.c.conceptrecid).where(records.c.id == recid).with_for_update()
+    ).first()
     if row is None:
         raise NotFound(f"Record {recid} does not exist.")
     if row.deleted is not None:
@@ -21,3 +23,7 @@ def take_down(conn: Connection, recid: int) -> None:
     conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
     for kind in ("index", "hide_doi"):
         conn.execute(insert(outbox).values(kind=kind, recid=recid, created=now, attempts=0))
+    # The other versions change too (their count, which one is the last): indexed again, as after a new version.
+    siblings = select(records.c.id).where(records.c.conceptrecid == row.conceptrecid, records.c.deleted.is_(None))
+    for sibling in conn.execute(siblings).scalars():
+        conn.execute(insert(outbox).values(kind="index", recid=sibling, created=now, attempts=0))

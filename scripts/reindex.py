@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare the index with the database")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--rebuild-all", action="store_true",
+                        help="build every record again rather than load the stored documents (after a change of "
+                             "vocabularies, or to refresh view counts)")
     args = parser.parse_args(argv)
     try:
         settings = settings or Settings.from_env()
@@ -36,7 +39,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
             total = len(reindex.published_revisions(db))
             started = time.monotonic()
             with tqdm(total=total, unit="rec", disable=args.quiet, file=sys.stderr) as bar:
-                loaded = reindex.rebuild(db, settings, search, bar.update)
+                loaded = reindex.rebuild(db, settings, search, bar.update, rebuild_all=args.rebuild_all)
             elapsed = time.monotonic() - started
             rate = loaded / elapsed if elapsed else 0.0
             print(f"reindexed {loaded} records in {elapsed:.1f} s ({rate:.0f} records/s)")

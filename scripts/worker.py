@@ -12,6 +12,7 @@ import threading
 
 from app import create_app
 from repository.config import Settings, StartupError
+from repository.indexer import GRACE_SECONDS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,19 +31,27 @@ def main(argv: list[str] | None = None) -> int:
     indexer, store = extras["indexer"], extras["files"]
     with db.read() as conn:
         store.sweep(conn)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    while True:
+    if args.once:
         indexer.lift_embargoes()
         done = indexer.process_pending()
         for work in indexer.on_pass:
             work()
-        if args.once:
-            print(f"applied {done} outbox rows")
-            return 0
-        if stop.wait(args.interval):
-            return 0
+        print(f"applied {done} outbox rows")
+        return 0
+    stop = threading.Event()
+    # Restored on return: a caller's process (a test) keeps its own handling, and its forked children too.
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            indexer.lift_embargoes()
+            indexer.process_pending(grace=GRACE_SECONDS)
+            for work in indexer.on_pass:
+                work()
+            if stop.wait(args.interval):
+                return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

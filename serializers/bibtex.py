@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any
 
 from .context import RenderContext
-from .text import clean, date_parts, doi_url, strip_html, year_of
+from .text import cleaned, date_parts, doi_url, strip_html, year_of
 from .vocabulary import type_key
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -104,7 +104,7 @@ def _value(name: str, value: str) -> str:
 
 def render_entry(record: dict[str, Any], ctx: RenderContext) -> str:
     """One record as a BibTeX entry (text)."""
-    record = clean(record)
+    record = cleaned(record)
     fields = _fields(record, ctx)
     entry_type = _entry_type(type_key(record.get("metadata", {})), fields)
     if entry_type not in ("book", "incollection", "misc", "dataset", "software"):

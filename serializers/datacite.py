@@ -1,17 +1,17 @@
-"""DataCite metadata kernel 4.5 (reference §13.3), built from the `datacite` package's JSON form."""
+"""DataCite metadata kernel 4.5 (reference §13.3): the `datacite` package's JSON form, and its XML tree."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from datacite import schema45
 from lxml import etree
 
 from .context import RenderContext
+from .datacite_xml import resource_tree
 from .text import (
     alternate_identifiers,
-    clean,
+    cleaned,
     language_alpha2,
     license_info,
     page_document,
@@ -154,7 +154,7 @@ def _funding(md: dict[str, Any]) -> list[dict[str, str]]:
 
 def datacite_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     """The record in the DataCite 4.5 JSON form of the `datacite` package (strings XML-safe)."""
-    record = clean(record)
+    record = cleaned(record)
     md = record.get("metadata", {})
     info = type_info(md)
     imprint = md.get("imprint") or {}
@@ -199,13 +199,7 @@ def datacite_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
 
 def resource_element(record: dict[str, Any], ctx: RenderContext) -> etree._Element:
     """`<resource>` of DataCite kernel 4.5 for one record."""
-    root = schema45.dump_etree(datacite_json(record, ctx))
-    # The package creates un-namespaced children under a default-namespace root: right once serialized,
-    # wrong in memory (XPath, schema validation, embedding in OAI-PMH). Put every element in the namespace.
-    for elem in root.iter():
-        if isinstance(elem.tag, str) and not elem.tag.startswith("{"):
-            elem.tag = f"{{{NS}}}{elem.tag}"
-    return root
+    return resource_tree(datacite_json(record, ctx))
 
 
 def render(record: dict[str, Any], ctx: RenderContext) -> bytes:

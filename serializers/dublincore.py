@@ -1,4 +1,4 @@
-"""Simple Dublin Core in the `oai_dc` container (reference §13.4), built with `dcxml`."""
+"""Simple Dublin Core in the `oai_dc` container (reference §13.4), the tree `dcxml` builds."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from lxml import etree
 from .context import RenderContext
 from .text import (
     alternate_identifiers,
-    clean,
+    cleaned,
     doi_url,
     language_639_3,
     license_info,
@@ -24,6 +24,13 @@ NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 DC_NS = "http://purl.org/dc/elements/1.1/"
 _NSMAP = {"oai_dc": NS, "dc": DC_NS, "xsi": "http://www.w3.org/2001/XMLSchema-instance"}
+# dcxml's element order (its rules, in registration order) and the element each dc_json key becomes.
+_ELEMENTS = tuple((plural, f"{{{DC_NS}}}{singular}") for plural, singular in (
+    ("contributors", "contributor"), ("coverage", "coverage"), ("creators", "creator"), ("dates", "date"),
+    ("descriptions", "description"), ("formats", "format"), ("identifiers", "identifier"),
+    ("languages", "language"), ("publishers", "publisher"), ("relations", "relation"), ("rights", "rights"),
+    ("sources", "source"), ("subjects", "subject"), ("titles", "title"), ("types", "type"),
+))  # fmt: skip
 
 
 def _grant_uri(grant: dict[str, Any]) -> str:
@@ -89,9 +96,14 @@ def dc_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, list[str]]:
 
 
 def dc_element(record: dict[str, Any], ctx: RenderContext) -> etree._Element:
-    """`<oai_dc:dc>` for one record."""
-    data = {key: [v for v in values if v] for key, values in dc_json(clean(record), ctx).items()}
-    return simpledc.dump_etree(data, nsmap=_NSMAP)
+    """`<oai_dc:dc>` for one record: the tree `simpledc.dump_etree` gives, built in place (faster)."""
+    data = dc_json(cleaned(record), ctx)
+    root = etree.Element(simpledc.container_element, simpledc.container_attribs, nsmap=_NSMAP)
+    for key, tag in _ELEMENTS:
+        for value in data.get(key, ()):
+            if value:
+                etree.SubElement(root, tag).text = value
+    return root
 
 
 def render(record: dict[str, Any], ctx: RenderContext) -> bytes:

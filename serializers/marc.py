@@ -8,7 +8,7 @@ from lxml import etree
 from pymarc import Field, Indicators, Leader, Record, Subfield
 
 from .context import RenderContext
-from .text import alternate_identifiers, clean, language_marc, license_info, related_identifiers, sub
+from .text import alternate_identifiers, cleaned, language_marc, license_info, related_identifiers, sub
 from .vocabulary import type_info
 
 NS = "http://www.loc.gov/MARC21/slim"
@@ -125,7 +125,7 @@ def _relations(record: dict[str, Any], md: dict[str, Any], ctx: RenderContext) -
 
 def marc_record(record: dict[str, Any], ctx: RenderContext) -> Record:
     """The record as a pymarc Record (strings already XML-safe)."""
-    record = clean(record)
+    record = cleaned(record)
     md = record.get("metadata", {})
     info = type_info(md)
     marc = Record(leader=Leader(f"00000n{info.marc_leader}m a2200000 u 4500"))

@@ -151,3 +151,45 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     assert {v["name"] for v in report["verdicts"]} >= {"search_common", "record_v1", "reindex", "upload"}
     assert "| measurement | req/s |" in done.stdout
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("instance-")]  # the temporary instance is gone
+
+
+def test_an_interrupted_load_resumes_where_it_stopped(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A load stopped after some batches (before its index swap) goes on with the next concept; the result is the
+    corpus a single run loads, and the index built beside the live one is swapped in at the end."""
+    from repository.config import Settings
+    from repository.storage.engine import close_all
+    from scripts import generate_corpus
+
+    def titles(instance: str) -> tuple[list[str], dict[int, int]]:
+        settings = Settings.build(INSTANCE_PATH=instance)
+        db = open_database(settings.DATABASE_URL)
+        with db.read() as conn:
+            found = sorted(m["title"] for m in conn.execute(select(records.c.metadata)).scalars())
+        close_all()
+        return found, open_search(settings.SEARCH_URL).get_revisions()
+
+    once = str(tmp_path / "once")
+    monkeypatch.setenv("INSTANCE_PATH", once)
+    assert generate_corpus.main(["--records", "40", "--jobs", "0", "--batch", "10", "--quiet"]) == 0
+
+    resumed = str(tmp_path / "resumed")
+    monkeypatch.setenv("INSTANCE_PATH", resumed)
+    original = BulkLoader._load_batch
+    calls = []
+
+    def crash_on_third(self, *args):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # as a killed load: two batches committed, the new index not swapped in
+        return original(self, *args)
+
+    monkeypatch.setattr(BulkLoader, "_load_batch", crash_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        generate_corpus.main(["--records", "40", "--jobs", "0", "--batch", "10", "--quiet"])
+    monkeypatch.setattr(BulkLoader, "_load_batch", original)
+    assert generate_corpus.main(["--records", "40", "--jobs", "1", "--batch", "10", "--quiet"]) == 0
+
+    expected, _ = titles(once)
+    got, indexed = titles(resumed)
+    assert got == expected and len(got) == 40
+    assert len(indexed) == 40  # every record in the live index after the swap

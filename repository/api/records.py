@@ -95,11 +95,11 @@ def record_row(recid: int) -> dict:
     """The record row (for every view about one record); 301 for a concept id, 410 for a deleted record, 404 for anything else."""
     s = services()
     with s.db.read() as conn:
-        rows = records_mod.get_rows(conn, [recid])
-        if rows:
-            if rows[0]["deleted"] is not None:
+        row = records_mod.get_row(conn, recid)
+        if row is not None:
+            if row["deleted"] is not None:
                 raise Gone("PID has been deleted.")
-            return rows[0]
+            return row
         is_concept = conn.execute(concepts.select().where(concepts.c.id == recid)).first() is not None
         latest = records_mod.latest_version(conn, recid) if is_concept else None
     if latest is not None:

@@ -38,4 +38,4 @@ def handle(
             root = response.envelope(ctx.now, ctx.base_url, echoed if exc.echoes_arguments else {})
             response.error(root, exc.code, exc.message)
             return response.to_bytes(root), exc.status
-        return response.to_bytes(root), 200
+        return response.to_bytes(root, ctx.records), 200

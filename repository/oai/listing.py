@@ -1,4 +1,6 @@
-"""The database side of the list verbs: a page is an indexed range scan over (updated, id) after a cursor."""
+"""The database side of the list verbs: a page is an indexed range scan over (updated, id) after a cursor.
+
+Rows carry what headers and renditions need (`COLUMNS`), not the metadata: decoding it was a fifth of a page."""
 
 from __future__ import annotations
 
@@ -7,10 +9,12 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, true
 
 from repository.oai.args import DateRange
-from repository.oai.sets import set_filter
+from repository.oai.sets import set_filter, type_columns
 from repository.storage.tables_deposits import records
 
 Cursor = tuple[datetime, int]
+COLUMNS = (records.c.id, records.c.conceptrecid, records.c.revision, records.c.updated, records.c.deleted,
+           *type_columns())  # fmt: skip
 
 
 def conditions(set_spec: str | None, dates: DateRange) -> list[ColumnElement] | None:
@@ -30,7 +34,7 @@ def conditions(set_spec: str | None, dates: DateRange) -> list[ColumnElement] | 
 
 def page(conn: Connection, where: list[ColumnElement], after: Cursor | None, limit: int) -> list[dict]:
     """Up to `limit` records rows (tombstones included) after `after`, in (updated, id) order."""
-    query = select(records).where(*where)
+    query = select(*COLUMNS).where(*where)
     if after is not None:
         stamp, recid = after
         # `updated >= stamp` bounds the index range; the OR only filters rows of that one datestamp.
@@ -51,5 +55,5 @@ def earliest_datestamp(conn: Connection) -> datetime | None:
 
 def get_row(conn: Connection, recid: int) -> dict | None:
     """One records row, tombstones included."""
-    row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
+    row = conn.execute(select(*COLUMNS).where(records.c.id == recid)).mappings().first()
     return dict(row) if row is not None else None

@@ -1,14 +1,21 @@
-"""The OAI-PMH envelope: `<OAI-PMH>` with responseDate and request, headers, tokens and errors, as bytes."""
+"""The OAI-PMH envelope: `<OAI-PMH>` with responseDate and request, headers, tokens and errors, as bytes.
+
+The records of a page are written as bytes, their `<metadata>` content kept serialized (`metadata_body`, stored
+in `renditions`): the tree holds a marker where they go and `to_bytes` splices them in."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from lxml import etree
 
 from repository.oai.args import PREFIX_PATTERN, SET_PATTERN, datestamp
-from serializers.text import sub
+from serializers.context import RenderContext
+from serializers.oai import OaiFormat
+from serializers.text import sub, xml_text
 
 NS = "http://www.openarchives.org/OAI/2.0/"
 SCHEMA = "http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd"
@@ -17,6 +24,10 @@ DC_NS = "http://purl.org/dc/elements/1.1/"
 OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 OAI_DC_SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 MIMETYPE = "text/xml; charset=utf-8"
+_NSMAP = {None: NS, "xsi": XSI}  # the envelope root's declarations
+_MARK = "records"
+_RECORDS = f"<!--{_MARK}-->".encode()  # markup cannot occur in text or attributes, where "<" is escaped
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 
 _DATESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?")
 # `<request>` attributes and what the schema lets each hold; anything else is left out rather than made invalid.
@@ -34,7 +45,7 @@ def q(name: str) -> str:
 def envelope(now: datetime, base_url: str, args: dict[str, str]) -> etree._Element:
     """`<OAI-PMH>` with responseDate and the request echoed (only the attributes the schema accepts)."""
     root = etree.Element(
-        q("OAI-PMH"), {f"{{{XSI}}}schemaLocation": f"{NS} {SCHEMA}"}, nsmap={None: NS, "xsi": XSI}
+        q("OAI-PMH"), {f"{{{XSI}}}schemaLocation": f"{NS} {SCHEMA}"}, nsmap=_NSMAP
     )
     sub(root, q("responseDate"), datestamp(now))
     attrib = {
@@ -49,13 +60,32 @@ def error(root: etree._Element, code: str, message: str) -> None:
     sub(root, q("error"), message, code=code)
 
 
-def header(parent: etree._Element, identifier: str, stamp: datetime, sets: list[str], deleted: bool) -> None:
-    """A record's `<header>`; a tombstone's carries status="deleted"."""
-    element = sub(parent, q("header"), **({"status": "deleted"} if deleted else {}))
-    sub(element, q("identifier"), identifier)
-    sub(element, q("datestamp"), datestamp(stamp))
+def record(
+    identifier: str, stamp: datetime, sets: list[str], deleted: bool, body: bytes | None, whole: bool = True
+) -> bytes:
+    """A `<record>` holding its `<header>` (a tombstone's has status="deleted") and `body` as `<metadata>`, or
+    the header alone (`whole=False`, ListIdentifiers): the bytes lxml writes for the same elements."""
+    parts = ['<header status="deleted">' if deleted else "<header>", "<identifier>", _escape(identifier),
+             "</identifier><datestamp>", datestamp(stamp), "</datestamp>"]  # fmt: skip
     for spec in sets:
-        sub(element, q("setSpec"), spec)
+        parts += ("<setSpec>", _escape(spec), "</setSpec>")
+    parts.append("</header>")
+    header = "".join(parts).encode()
+    if not whole:
+        return header
+    if body is None:
+        return b"<record>" + header + b"</record>"
+    return b"".join((b"<record>", header, b"<metadata>", body, b"</metadata></record>"))
+
+
+def _escape(text: str) -> str:
+    """Element text as libxml2 writes it in UTF-8 (after removing what XML 1.0 forbids, as `sub` does)."""
+    return xml_text(text).translate(_TEXT_ESCAPES)
+
+
+def records_here(parent: etree._Element) -> None:
+    """Mark where `to_bytes` puts the records (before a resumptionToken appended after this)."""
+    parent.append(etree.Comment(_MARK))
 
 
 def resumption(
@@ -77,5 +107,26 @@ def dublin_core(parent: etree._Element, description: str) -> None:
     sub(dc, f"{{{DC_NS}}}description", description)
 
 
-def to_bytes(root: etree._Element) -> bytes:
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+def metadata_body(element: etree._Element) -> bytes:
+    """`element` serialized as it is inside an envelope's `<metadata>`: namespaces the envelope's root declares
+    (xsi) are not declared again, exactly as when the element is appended to the envelope itself."""
+    root = etree.Element(q("OAI-PMH"), nsmap=_NSMAP)
+    etree.SubElement(root, q("metadata")).append(element)
+    text = etree.tostring(root, encoding="UTF-8")
+    return text[text.index(b"<metadata>") + len(b"<metadata>") : text.rindex(b"</metadata>")]
+
+
+def metadata_renderer(fmt: OaiFormat) -> Callable[[dict[str, Any], RenderContext], bytes]:
+    """record, ctx -> the body of its `<metadata>` in `fmt`."""
+
+    def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
+        return metadata_body(fmt.element(record, ctx))
+
+    return render
+
+
+def to_bytes(root: etree._Element, records: Sequence[bytes] = ()) -> bytes:
+    """The document, with `records` where `records_here` marked."""
+    text = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+    before, mark, after = text.partition(_RECORDS)
+    return b"".join((before, *records, after)) if mark else text

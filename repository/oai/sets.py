@@ -59,6 +59,15 @@ def _json_text(key: str) -> ColumnElement:
     return records.c.metadata[key].as_string()
 
 
+# The metadata fields a record's type sets come from: read in SQL, so that a page of headers needs no metadata.
+TYPE_FIELDS = ("upload_type", *sorted(set(SUBTYPE_FIELD.values())))
+
+
+def type_columns() -> list[ColumnElement]:
+    """`TYPE_FIELDS` as labelled columns of `records` (NULL where absent)."""
+    return [_json_text(name).label(name) for name in TYPE_FIELDS]
+
+
 def set_filter(spec: str) -> ColumnElement | None:
     """The condition on `records` selecting a set's members; None for a set that cannot exist."""
     if spec.startswith(COMMUNITY):

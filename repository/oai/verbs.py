@@ -11,16 +11,14 @@ from functools import cached_property
 from lxml import etree
 from sqlalchemy import Connection
 
-from repository import community_requests
+from repository import community_requests, renditions
 from repository.config import Settings
 from repository.oai import listing, response, sets, tokens
 from repository.oai.args import check_names, date_range
 from repository.oai.errors import OaiError, bad_argument
 from repository.oai.response import q
-from repository.records import build_records
 from repository.rendering import render_context
 from repository.storage import Database
-from repository.vocabularies.lookups import DatabaseLookups
 from serializers.context import RenderContext
 from serializers.oai import OAI_FORMATS, OaiFormat, oai_format
 from serializers.text import sub
@@ -33,7 +31,8 @@ _DOMAIN = re.compile(r"[a-zA-Z][a-zA-Z0-9\-]*(\.[a-zA-Z][a-zA-Z0-9\-]*)+")
 
 @dataclass
 class Context:
-    """What a builder needs: the connection, settings, signing key and the (injectable) clock."""
+    """What a builder needs: the connection, settings, signing key and the (injectable) clock; `records` holds
+    the page's records, serialized, for `response.to_bytes`."""
 
     conn: Connection
     db: Database
@@ -41,6 +40,7 @@ class Context:
     secret: bytes
     clock: Callable[[], datetime]
     now: datetime = field(init=False)
+    records: list[bytes] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.now = self.clock().replace(microsecond=0)
@@ -55,6 +55,12 @@ class Context:
     @cached_property
     def render(self) -> RenderContext:
         return render_context(self.settings, self.db)
+
+    def metadata(self, fmt: OaiFormat, rows: list[dict]) -> dict[int, bytes]:
+        """record id -> its `<metadata>` body in `fmt`, for the live rows (stored renditions when current)."""
+        render = response.metadata_renderer(fmt)
+        name = f"oai:{fmt.prefix}"
+        return renditions.bodies(self.conn, self.db, self.settings, self.render, rows, name, render)
 
 
 Builder = Callable[[Context, dict[str, str], etree._Element], None]
@@ -196,15 +202,12 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
         raise OaiError("noRecordsMatch", "No records match the request.")
     element = sub(parent, q(verb))
     accepted = community_requests.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
-    live = [row for row in rows if row["deleted"] is None]
-    built = {}
-    if verb == "ListRecords" and live:
-        built = {r["id"]: r for r in build_records(ctx.conn, ctx.settings, DatabaseLookups(ctx.conn), live)}
-    for row in rows:
-        target = sub(element, q("record")) if verb == "ListRecords" else element
-        _header(ctx, target, row, accepted[row["conceptrecid"]])
-        if row["id"] in built:
-            sub(target, q("metadata")).append(fmt.element(built[row["id"]], ctx.render))
+    whole = verb == "ListRecords"
+    bodies = ctx.metadata(fmt, rows) if whole else {}
+    response.records_here(element)
+    ctx.records += [
+        _record(ctx, row, accepted[row["conceptrecid"]], bodies.get(row["id"]), whole) for row in rows
+    ]
     if not (more or state):
         return
     total = state.size if state else listing.count(ctx.conn, where or [])
@@ -217,9 +220,10 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
     _resumption(ctx, element, verb, nxt, total, cursor)
 
 
-def _header(ctx: Context, parent: etree._Element, row: dict, accepted: list[str]) -> None:
-    specs = sets.record_sets(row["metadata"], accepted)
-    response.header(parent, ctx.identifier(row["id"]), row["updated"], specs, row["deleted"] is not None)
+def _record(ctx: Context, row: dict, accepted: list[str], body: bytes | None, whole: bool = True) -> bytes:
+    specs = sets.record_sets({name: row[name] for name in sets.TYPE_FIELDS}, accepted)
+    deleted = row["deleted"] is not None
+    return response.record(ctx.identifier(row["id"]), row["updated"], specs, deleted, body, whole)
 
 
 def list_identifiers(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:
@@ -234,11 +238,8 @@ def get_record(ctx: Context, args: dict[str, str], parent: etree._Element) -> No
     fmt = _format(args["metadataPrefix"])
     row = _row(ctx, args["identifier"])
     accepted = community_requests.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
-    record = sub(sub(parent, q("GetRecord")), q("record"))
-    _header(ctx, record, row, accepted)
-    if row["deleted"] is None:
-        [built] = build_records(ctx.conn, ctx.settings, DatabaseLookups(ctx.conn), [row])
-        sub(record, q("metadata")).append(fmt.element(built, ctx.render))
+    response.records_here(sub(parent, q("GetRecord")))
+    ctx.records.append(_record(ctx, row, accepted, ctx.metadata(fmt, [row]).get(row["id"])))  # tombstones: None
 
 
 _LIST_ARGS = frozenset({"set", "from", "until"})

@@ -30,6 +30,8 @@ class SearchResult:
 class SearchBackend(Protocol):
     """What the service needs from a search engine."""
 
+    engine: str  # names the engine-ready form of `engine_document` and its version (stored in built_records)
+
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""
 
@@ -45,8 +47,17 @@ class SearchBackend(Protocol):
     def create_new_index(self) -> str:
         """Start an empty index beside the live one; writes go to both until `swap`. Returns its name."""
 
+    def building(self) -> bool:
+        """True while a new index exists beside the live one (a rebuild or a bulk load not yet swapped in)."""
+
     def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
         """Load documents into the new index (not yet live); returns how many were loaded."""
+
+    def engine_document(self, doc: dict[str, Any]) -> bytes:
+        """An index document in the form the engine loads with no work per field (`load_documents`)."""
+
+    def load_documents(self, documents: Iterable[tuple[int, int, bytes]]) -> int:
+        """Load (recid, revision, engine_document) into the new index the fastest way; returns how many."""
 
     def swap(self) -> None:
         """Make the new index the live one atomically, then drop the old one."""
@@ -76,7 +87,9 @@ def open_search(url: str, **options: Any) -> SearchBackend:
 def open_from_settings(settings: Any) -> SearchBackend:
     """The search backend the settings describe (URL, index prefix and TLS options for OpenSearch)."""
     options: dict[str, Any] = {}
-    if urlsplit(settings.SEARCH_URL).scheme in ("http", "https"):
+    if urlsplit(settings.SEARCH_URL).scheme not in ("http", "https"):
+        options["cache_entries"] = settings.SEARCH_CACHE_ENTRIES
+    else:
         options["prefix"] = settings.SEARCH_INDEX_PREFIX
         if settings.SEARCH_URL.startswith("https"):
             options["use_ssl"] = True

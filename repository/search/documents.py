@@ -23,6 +23,10 @@ SORT_ORDERS: dict[str, str] = {
     "version": "asc",
 }
 
+# Version of the index document (to_index_document, and the record it carries from records.build_records): part of
+# the name of every engine-ready form, so bumping it makes the documents stored in built_records stale.
+DOCUMENT_VERSION = 1
+
 _TAGS = re.compile(r"<[^>]+>")
 _TOP = "\U0010ffff"  # sorts after every character a real value starts with
 STATS = ("views", "unique_views", "downloads", "unique_downloads", "volume", "version_views",

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,23 +17,37 @@ import tantivy
 from repository.errors import ApiError, ServiceUnavailable
 from repository.search import query as ast
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult, terms_aggregation, year_bucket
-from repository.search.mapping import SOURCE_FIELD, fields
+from repository.search.documents import DOCUMENT_VERSION
+from repository.search.mapping import SOURCE_FIELD, fields, template_digest
 from repository.search.params import SearchRequest, combined
-from repository.search.tantivy_query import Translator, build_schema, to_tantivy
+from repository.search.result_cache import ResultCache
+from repository.search.tantivy_query import Translator, build_schema, to_tantivy_json
+from repository.search.writer_lease import LOCK, WriterLease
 
-CURRENT, NEXT, LOCK = "CURRENT", "NEXT", "writer.lock"
+CURRENT, NEXT = "CURRENT", "NEXT"
+# Inside an index being built: writes that arrive while `load_documents` owns it, applied by `swap`.
+JOURNAL = "pending.journal"
+Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
+
+__all__ = ["CURRENT", "LOCK", "NEXT", "EmbeddedBackend"]
 
 
 class EmbeddedBackend:
     """Index directories `records-<stamp>` under `root`; `CURRENT` names the live one, `NEXT` one being built."""
 
-    def __init__(self, root: Path, heap_size: int = 50_000_000, lock_timeout: float = 30.0) -> None:
+    def __init__(self, root: Path, heap_size: int = 50_000_000, lock_timeout: float = 30.0,
+                 cache_entries: int = 256, bulk_heap_size: int = 1_000_000_000, bulk_threads: int = 0,
+                 linger: float = 1.0) -> None:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
+        self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
+        self.results = ResultCache(cache_entries)
         self.fields = fields()
         self.schema = build_schema(self.fields)
+        # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
+        self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}"
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
-        self._write_mutex = threading.RLock()
-        self._open: dict[str, tuple[tantivy.Index, tuple[int, int, int]]] = {}
+        self._lease = WriterLease(self.root, lock_timeout, linger)
+        self._open: dict[str, tuple[tantivy.Index, int]] = {}
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.root / CURRENT).exists():
             with self._writing():
@@ -62,8 +74,9 @@ class EmbeddedBackend:
 
     def _index(self, name: str) -> tantivy.Index:
         """The open index `name`, reloaded when its meta.json changed (a commit by any process)."""
-        meta = (self.root / name / "meta.json").stat()
-        signature = (meta.st_mtime_ns, meta.st_ino, meta.st_size)
+        # The content, not the file's times: two commits can land within one timestamp tick, and meta.json names
+        # every segment and the commit's opstamp, so equal content means the same committed state.
+        signature = hash((self.root / name / "meta.json").read_bytes())
         with self._mutex:
             cached = self._open.get(name)
             if cached is None:
@@ -77,85 +90,128 @@ class EmbeddedBackend:
             return index
 
     def _live(self) -> tantivy.Index:
+        return self._live_generation()[0]
+
+    def _live_generation(self) -> tuple[tantivy.Index, tuple[str, int]]:
+        """The live index and its generation: its name and the signature of its last commit."""
         try:
             name = self._pointer(CURRENT)
             if name is None:
                 raise FileNotFoundError(self.root / CURRENT)
-            return self._index(name)
-        except (OSError, ValueError) as exc:
+            index = self._index(name)
+            with self._mutex:
+                return index, (name, self._open[name][1])
+        except (OSError, ValueError, KeyError) as exc:
             raise ServiceUnavailable("The search engine is unavailable.") from exc
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """One writer at a time across threads and processes (tantivy allows one IndexWriter per index)."""
-        with self._write_mutex, open(self.root / LOCK, "a+b") as handle:
-            deadline = time.monotonic() + self.lock_timeout
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise ServiceUnavailable("The search index is busy; try again.") from None
-                    time.sleep(0.01)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        """One writer at a time across threads and processes (see writer_lease: merges end off the request path)."""
+        with self._lease.held():
+            yield
 
     def _targets(self) -> list[str]:
         return [n for n in (self._pointer(CURRENT), self._pointer(NEXT)) if n]
 
     # --- writes ----------------------------------------------------------------------------------
-    def _write(self, name: str, docs: list[dict[str, Any]], deletes: Iterable[int] = ()) -> None:
+    def engine_document(self, doc: dict[str, Any]) -> bytes:
+        """The index document in the form `load_documents` takes: JSON that tantivy parses against the schema."""
+        return to_tantivy_json(doc, self.fields)
+
+    def _entries(self, docs: list[dict[str, Any]]) -> list[Entry]:
+        latest = {d["recid"]: d for d in docs}  # the same record twice in one batch: keep the last
+        return [(recid, int(d.get("revision", 0)), self.engine_document(d)) for recid, d in latest.items()]
+
+    def _write(self, name: str, entries: list[Entry], deletes: Iterable[int] = ()) -> None:
+        """Upsert `entries` and delete `deletes` in index `name`, committed and searchable on return. The writer
+        stays open in the lease, so a merge its commit starts does not hold up the caller."""
         index = self._index(name)
         index.reload()
         searcher = index.searcher()
-        recids = [d["recid"] for d in docs]
+        recids = [recid for recid, _, _ in entries]
         indexed: dict[int, int] = {}
         if recids:
             found = searcher.search(tantivy.Query.term_set_query(index.schema, "recid", recids), len(recids)).hits
             addresses = [a for _, a in found]
             indexed = dict(zip(searcher.fast_field_values("recid", addresses),
                                searcher.fast_field_values("revision", addresses), strict=True))
-        writer = index.writer(heap_size=self.heap_size, num_threads=1)
+        writer = self._lease.writer(name, index, self.heap_size)
         try:
             for recid in deletes:
                 writer.delete_documents_by_term("recid", int(recid))
-            for doc in docs:
-                if indexed.get(doc["recid"], -1) > doc.get("revision", 0):
+            for recid, revision, document in entries:
+                if indexed.get(recid, -1) > revision:
                     continue  # a late retry of an older revision must not undo a newer one
-                if doc["recid"] in indexed:
-                    writer.delete_documents_by_term("recid", doc["recid"])
-                writer.add_document(to_tantivy(doc, self.fields))
+                if recid in indexed:
+                    writer.delete_documents_by_term("recid", recid)
+                writer.add_json(document.decode())
             writer.commit()
         except BaseException:
-            writer.rollback()
+            self._lease.discard(name)
             raise
-        finally:
-            writer.wait_merging_threads()
         index.reload()
+
+    def _journal(self, name: str) -> Path:
+        return self.root / name / JOURNAL
+
+    def _apply(self, name: str, entries: list[Entry], deletes: list[int]) -> None:
+        """Write to index `name`, or append to its journal while a bulk load owns it (inside `_writing`)."""
+        journal = self._journal(name)
+        if not journal.exists():
+            self._write(name, entries, deletes)
+            return
+        lines = [b"D %d\n" % recid for recid in deletes]
+        lines += [b"I %d %d %s\n" % (recid, revision, document) for recid, revision, document in entries]
+        with open(journal, "ab") as out:
+            out.write(b"".join(lines))
+
+    def _replay(self, name: str) -> None:
+        """Apply the journal of index `name` (inside `_writing`): per record its last word, deletes being final
+        (records are tombstoned), an older revision never replacing a newer one."""
+        journal = self._journal(name)
+        if not journal.exists():
+            return
+        latest: dict[int, Entry | None] = {}
+        for line in journal.read_bytes().splitlines():
+            kind, _, rest = line.partition(b" ")
+            if kind == b"D":
+                latest[int(rest)] = None
+            elif kind == b"I":
+                recid, revision, document = rest.split(b" ", 2)
+                entry = (int(recid), int(revision), document)
+                if entry[0] in latest and (latest[entry[0]] is None or latest[entry[0]][1] > entry[1]):
+                    continue  # deleted already, or a newer revision came first
+                latest[entry[0]] = entry
+        self._write(name, [e for e in latest.values() if e is not None],
+                    [recid for recid, e in latest.items() if e is None])
+        journal.unlink()
 
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert by recid into the live index (and the one being built); searchable on return."""
-        latest = {d["recid"]: d for d in docs}  # the same record twice in one batch: keep the last
+        entries = self._entries(docs)
         with self._writing():
             for name in self._targets():
-                self._write(name, list(latest.values()))
+                self._apply(name, entries, [])
 
     def delete(self, recids: Iterable[int]) -> None:
         """Remove records by id from the live index (and the one being built)."""
-        ids = list(recids)
+        ids = [int(r) for r in recids]
         with self._writing():
             for name in self._targets():
-                self._write(name, [], ids)
+                self._apply(name, [], ids)
 
     def create_new_index(self) -> str:
-        """An empty index that receives every write until `swap` makes it live."""
+        """An empty index that receives every write until `swap` makes it live (journaled until then, so that
+        `load_documents` may own it)."""
         with self._writing():
             name = self._create()
+            self._journal(name).touch()
             self._write_pointer(NEXT, name)
         return name
+
+    def building(self) -> bool:
+        """True while `NEXT` names an index being built (a rebuild or bulk load not yet swapped in)."""
+        return self._pointer(NEXT) is not None
 
     def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
         """Load into the index being built, batch by batch so live writes are never blocked for long."""
@@ -170,12 +226,38 @@ class EmbeddedBackend:
         return loaded
 
     def _load_batch(self, batch: list[dict[str, Any]]) -> int:
+        entries = self._entries(batch)
         with self._writing():
             name = self._pointer(NEXT)
             if name is None:
                 raise RuntimeError("create_new_index() first")
-            self._write(name, batch)
+            self._write(name, entries)
         return len(batch)
+
+    def load_documents(self, documents: Iterable[Entry]) -> int:
+        """Load engine-ready documents into the index `create_new_index` just made, the fast way: one writer with
+        a big heap and its own threads, no look-ups (the index is empty and each record comes once), one commit.
+        Live writes meanwhile go to the journal, which `swap` applies. Returns how many were loaded."""
+        with self._writing():
+            name = self._pointer(NEXT)
+            if name is None or not self._journal(name).exists():
+                raise RuntimeError("create_new_index() first")
+        index = tantivy.Index.open(str(self.root / name))
+        if index.searcher().num_docs:
+            raise RuntimeError(f"{name} is not empty: load_documents fills a new index")
+        writer = index.writer(heap_size=self.bulk_heap_size, num_threads=self.bulk_threads)
+        loaded = 0
+        try:
+            for _recid, _revision, document in documents:
+                writer.add_json(document.decode())
+                loaded += 1
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        finally:
+            writer.wait_merging_threads()
+        return loaded
 
     def swap(self) -> None:
         """Point CURRENT at the new index; keep the previous directory for readers still on it."""
@@ -183,11 +265,13 @@ class EmbeddedBackend:
             name = self._pointer(NEXT)
             if name is None:
                 raise RuntimeError("create_new_index() first")
+            self._replay(name)
             previous = self._pointer(CURRENT)
             self._write_pointer(CURRENT, name)
             (self.root / NEXT).unlink()
             for old in self.root.glob("records-*"):
                 if old.name not in (name, previous):
+                    self._lease.close(old.name)
                     shutil.rmtree(old, ignore_errors=True)
                     with self._mutex:
                         self._open.pop(old.name, None)
@@ -212,17 +296,20 @@ class EmbeddedBackend:
                         searcher.fast_field_values("revision", addresses), strict=True))
 
     def search(self, req: SearchRequest) -> SearchResult:
-        """One page of hits with the exact total, aggregations and the next cursor."""
-        index = self._live()
+        """One page of hits with the exact total, aggregations and the next cursor (the same search on the same
+        index generation is answered from the result cache)."""
+        index, generation = self._live_generation()
+        return self.results.get_or_compute(generation, req, lambda: self._search(index, req))
+
+    def _search(self, index: tantivy.Index, req: SearchRequest) -> SearchResult:
         searcher = index.searcher()
         try:
             translate = Translator(index.schema, searcher, self.fields)
             query = translate(combined(req))
-            total = searcher.search(query, 1).count
             if req.sort == "bestmatch":
-                page, after = self._by_score(searcher, query, req, total)
+                page, after, total = self._by_score(searcher, query, req)
             else:
-                page, after = self._by_key(index, searcher, query, req)
+                page, after, total = self._by_key(index, searcher, query, req)
             hits = [orjson.loads(searcher.doc(a).get_first(SOURCE_FIELD)) for a in page]
             aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req)
         except ApiError:
@@ -233,18 +320,23 @@ class EmbeddedBackend:
         cursor = req.cursor_for(after, position) if hits and after is not None and position < total else None
         return SearchResult(hits=hits, total=total, aggregations=aggregations, next_cursor=cursor)
 
-    def _by_score(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
-                  total: int) -> tuple[list[Any], list[Any] | None]:
-        """Score order with recid breaking ties, so pages and cursors never repeat or skip a hit.
+    def _by_score(self, searcher: tantivy.Searcher, query: tantivy.Query,
+                  req: SearchRequest) -> tuple[list[Any], list[Any] | None, int]:
+        """Score order with recid breaking ties, so pages and cursors never repeat or skip a hit; also the total.
 
         tantivy cuts ties arbitrarily, so fetch more than the page until the page's last score is strictly
-        above the lowest fetched one: then nothing unfetched can belong before or inside the page.
+        above the lowest fetched one: then nothing unfetched can belong before or inside the page. The first
+        search also counts (one pass over the matches, not two).
         """
+        first = searcher.search(query, req.offset + req.size + 1 if req.descending else 1)
+        total = first.count
         if not total:
-            return [], None
+            return [], None, 0
         limit = min(total, req.offset + req.size + 1) if req.descending else total
         while True:
-            scored = searcher.search(query, limit).hits
+            scored = first.hits if first is not None and len(first.hits) == limit else \
+                searcher.search(query, limit, count=False).hits
+            first = None
             recids = searcher.fast_field_values("recid", [a for _, a in scored])
             keyed = sorted(((float(s), -r, a) for (s, a), r in zip(scored, recids, strict=True)),
                            key=lambda t: (t[0], t[1]), reverse=req.descending)
@@ -259,24 +351,28 @@ class EmbeddedBackend:
                 break
             limit = min(total, limit * 2)
         last = [chosen[-1][0], -chosen[-1][1]] if chosen else None
-        return [a for _, _, a in chosen], last
+        return [a for _, _, a in chosen], last, total
 
     def _by_key(self, index: tantivy.Index, searcher: tantivy.Searcher, query: tantivy.Query,
-                req: SearchRequest) -> tuple[list[Any], list[Any] | None]:
-        """Order by the precomputed `sort_<option>` key; a cursor becomes a range past its key."""
+                req: SearchRequest) -> tuple[list[Any], list[Any] | None, int]:
+        """Order by the precomputed `sort_<option>` key; a cursor becomes a range past its key; also the total."""
         key_field = f"sort_{req.sort}"
         offset = req.offset
+        total = None
         if req.after is not None:
             key = str(req.after[0])
             if not key or any(c not in "0123456789abcdef" for c in key):
                 raise ast.invalid("Invalid cursor: use the links.next URL of a previous page.", "cursor")
             past = index.parse_query(f"{key_field}:{'<' if req.descending else '>'}{key}", [key_field])
+            total = searcher.search(query, 1).count  # the total of the whole search, not of what is left
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, past)])
             offset = 0
         order = tantivy.Order.Desc if req.descending else tantivy.Order.Asc
-        found = searcher.search(query, req.size, count=False, order_by_field=key_field, offset=offset,
-                                order=order).hits
-        return [a for _, a in found], ([found[-1][0]] if found else None)
+        result = searcher.search(query, req.size, count=total is None, order_by_field=key_field, offset=offset,
+                                 order=order)
+        found = result.hits
+        return [a for _, a in found], ([found[-1][0]] if found else None), \
+            result.count if total is None else total
 
     def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, over the query without post-filters."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,3 +56,10 @@ def fields_of(template: dict[str, Any]) -> dict[str, Field]:
 def fields() -> dict[str, Field]:
     """The indexed fields of the records template shipped with the project."""
     return fields_of(load_template())
+
+
+@functools.cache
+def template_digest() -> str:
+    """A short digest of the shipped template: part of the engine-ready form's name, so a mapping change makes every
+    stored document stale."""
+    return hashlib.sha256(TEMPLATE_PATH.read_bytes()).hexdigest()[:8]

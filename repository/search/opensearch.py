@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
@@ -14,7 +15,8 @@ from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 from repository.errors import ServiceUnavailable
 from repository.search import query as ast
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
-from repository.search.mapping import SOURCE_FIELD, load_template
+from repository.search.documents import DOCUMENT_VERSION
+from repository.search.mapping import SOURCE_FIELD, load_template, template_digest
 from repository.search.params import SearchRequest
 
 
@@ -118,6 +120,16 @@ def bulk_body(index: str, docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     return actions
 
 
+def bulk_lines(index: str, documents: Iterable[tuple[int, int, bytes]]) -> bytes:
+    """The NDJSON `_bulk` body indexing engine-ready documents (recid, revision, document line), as `bulk_body`."""
+    out = bytearray()
+    for recid, revision, document in documents:
+        out += orjson.dumps({"index": {"_index": index, "_id": str(recid), "version": int(revision),
+                                       "version_type": "external_gte"}})
+        out += b"\n" + document + b"\n"
+    return bytes(out)
+
+
 def bulk_errors(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Failed bulk items, except version conflicts (stale revisions) and deletes of absent documents."""
     failed = []
@@ -135,6 +147,8 @@ class OpenSearchBackend:
     def __init__(self, url: str, prefix: str = "records", client: OpenSearch | None = None,
                  timeout: float = 10.0, **client_options: Any) -> None:
         self.prefix, self.next_alias = prefix, f"{prefix}_next"
+        # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
+        self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
         self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
         self._ready = False
 
@@ -176,7 +190,7 @@ class OpenSearchBackend:
         except NotFoundError:
             return []
 
-    def _bulk(self, actions: list[dict[str, Any]], refresh: Any = "wait_for") -> None:
+    def _bulk(self, actions: list[dict[str, Any]] | bytes, refresh: Any = "wait_for") -> None:
         if not actions:
             return
         response = self._call(self.client.bulk, body=actions, refresh=refresh)
@@ -230,6 +244,10 @@ class OpenSearchBackend:
         self._call(self.client.indices.create, index=name, body={"aliases": {self.next_alias: {}}})
         return name
 
+    def building(self) -> bool:
+        """True while an index is aliased as `_next` (a rebuild or bulk load not yet swapped in)."""
+        return bool(self._aliased(self.next_alias))
+
     def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
         """Bulk load into the index being built (refreshed once at the end)."""
         targets = self._aliased(self.next_alias)
@@ -242,6 +260,27 @@ class OpenSearchBackend:
                 self._bulk(bulk_body(targets[0], batch), refresh=False)
                 loaded, batch = loaded + len(batch), []
         self._bulk(bulk_body(targets[0], batch), refresh=False)
+        self._call(self.client.indices.refresh, index=targets[0])
+        return loaded + len(batch)
+
+    def engine_document(self, doc: dict[str, Any]) -> bytes:
+        """The index document as the `_bulk` body line that indexes it."""
+        return orjson.dumps(doc)
+
+    def load_documents(self, documents: Iterable[tuple[int, int, bytes]], batch_size: int = 2000) -> int:
+        """Bulk load engine-ready documents into the index being built, as NDJSON written with no serialization
+        per document (refreshed once at the end)."""
+        targets = self._aliased(self.next_alias)
+        if not targets:
+            raise RuntimeError("create_new_index() first")
+        loaded, batch = 0, []
+        for entry in documents:
+            batch.append(entry)
+            if len(batch) >= batch_size:
+                self._bulk(bulk_lines(targets[0], batch), refresh=False)
+                loaded, batch = loaded + len(batch), []
+        if batch:
+            self._bulk(bulk_lines(targets[0], batch), refresh=False)
         self._call(self.client.indices.refresh, index=targets[0])
         return loaded + len(batch)
 

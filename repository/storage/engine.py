@@ -6,8 +6,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+
+BUSY_TIMEOUT_MS = 30_000  # how long a SQLite writer queues for the lock
+# Asked for a scan: SQLite maps at most the file and its build's cap (often 2 GB) and reads the rest as usual.
+SCAN_MMAP_BYTES = 1 << 34
 
 # Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
 _OPEN: set[Database] = set()
@@ -28,12 +32,46 @@ class Database:
             yield conn
 
     @contextmanager
+    def scan(self) -> Iterator[Connection]:
+        """A connection for long sequential reads (a reindex): SQLite maps the file into memory for it rather than
+        copying every page through a read call (half the time for rows of large blobs)."""
+        with self.engine.connect() as conn:
+            if not self.is_sqlite:
+                yield conn
+                return
+            conn.exec_driver_sql(f"PRAGMA mmap_size={SCAN_MMAP_BYTES}")
+            try:
+                yield conn
+            finally:
+                conn.rollback()
+                conn.exec_driver_sql("PRAGMA mmap_size=0")
+
+    @contextmanager
     def write(self) -> Iterator[Connection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
         with self.engine.connect() as conn:
             conn = conn.execution_options(write=True)
             with conn.begin():
                 yield conn
+
+    @contextmanager
+    def brief_write(self, wait_ms: int = 250) -> Iterator[Connection]:
+        """One transaction that waits at most `wait_ms` for a lock, then raises OperationalError: for writes
+        that may be lost (caches), which should not hold up a reader behind a long writer."""
+        with self.engine.connect() as conn:
+            if not self.is_sqlite:
+                with conn.begin():
+                    conn.execute(text(f"SET LOCAL lock_timeout = {int(wait_ms)}"))
+                    yield conn
+                return
+            # Outside any transaction (the driver is in autocommit mode), so the pragma takes effect at BEGIN.
+            raw = conn.connection.driver_connection
+            raw.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+            try:
+                with conn.execution_options(write=True).begin():
+                    yield conn
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -54,7 +92,7 @@ def _sqlite_events(engine: Engine) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -110,4 +110,4 @@ communities = Table(
 )
 
 # The other areas' tables register themselves on `metadata` (kept in their own modules for size).
-from repository.storage import tables_deposits, tables_releases, tables_validations  # noqa: E402,F401,I001
+from repository.storage import tables_deposits, tables_derived, tables_releases, tables_validations  # noqa: E402,F401,I001

@@ -81,7 +81,7 @@ deposits = Table(
     Column("status", String(16), nullable=False),  # draft | published
     Column("editing", Boolean, nullable=False, default=False),  # a published deposit unlocked by edit
     Column("metadata", JSON, nullable=False),
-    Column("doi", String(255), nullable=True),  # the DOI the record has or will have
+    Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
     Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False),

@@ -8,12 +8,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import tantivy
 from opensearchpy.exceptions import NotFoundError
 from werkzeug.datastructures import MultiDict
 
 from repository.search.backend import SearchBackend, SearchResult, open_search
 from repository.search.documents import to_index_document
+from repository.search.mapping import fields
 from repository.search.params import parse_search_args
+from repository.search.tantivy_query import to_tantivy
 
 from .factories import corpus
 
@@ -38,12 +41,33 @@ def _open(kind: str, tmp: Any) -> tuple[SearchBackend, Callable[[], None]]:
     return backend, cleanup
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+# How the corpus gets into the embedded engine: live writes (`index`), the reindex path (engine-ready JSON through
+# `load_documents`), and tantivy Documents built field by field (`to_tantivy`, the reference the JSON form must equal).
+LOADS = ["embedded", "embedded-bulk", "embedded-documents", *BACKENDS[1:]]
+
+
+def _load(kind: str, backend: SearchBackend, docs: list[dict[str, Any]]) -> None:
+    if kind == "embedded-bulk":
+        backend.create_new_index()
+        backend.load_documents((d["recid"], d["revision"], backend.engine_document(d)) for d in docs)
+        backend.swap()
+    elif kind == "embedded-documents":
+        index = tantivy.Index.open(str(backend.root / (backend.root / "CURRENT").read_text()))
+        writer = index.writer(heap_size=50_000_000, num_threads=1)
+        for doc in docs:
+            writer.add_document(to_tantivy(doc, fields()))
+        writer.commit()
+        writer.wait_merging_threads()
+    else:
+        backend.index(docs)
+
+
+@pytest.fixture(scope="module", params=LOADS)
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchBackend]:
     """A backend holding the generated corpus (read-only for the tests using it)."""
-    backend, cleanup = _open(request.param, tmp_path_factory.mktemp("loaded"))
+    backend, cleanup = _open(request.param.partition("-")[0], tmp_path_factory.mktemp("loaded"))
     # Reversed, so the engine's internal order (insertion) disagrees with the recid tie-breaker.
-    backend.index([to_index_document(r) for r in reversed(corpus())])
+    _load(request.param, backend, [to_index_document(r) for r in reversed(corpus())])
     yield backend
     cleanup()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import subprocess
 import sys
 import textwrap
@@ -148,3 +149,44 @@ def test_wildcards_treat_punctuation_literally(tmp_path):
     for q, found in [("filename:a\\<b\\>*", 1), ("filename:*\\(1\\)*", 1), ("filename:*\\[x\\]*", 1),
                      ("filename:*z+\\^.pdf", 1), ("filename:*.pd?", 1), ("filename:*.pdx", 0), ("filename:a.b*", 0)]:
         assert run(backend, q=q).total == found, q
+
+
+def test_writes_while_a_bulk_load_owns_the_new_index_reach_it_at_the_swap(tmp_path):
+    builder, elsewhere = EmbeddedBackend(tmp_path), EmbeddedBackend(tmp_path)  # a reindex, a server process
+    builder.index([doc(1), doc(2), doc(3)])
+    builder.create_new_index()
+
+    def stored_documents():  # what the reindex read, at revisions of the moment it read them
+        for d in (doc(1), doc(2, revision=3), doc(3)):
+            yield d["recid"], d["revision"], builder.engine_document(d)
+        # Written while the bulk writer holds the new index: to the live one, and to the new one's journal.
+        elsewhere.index([doc(1, revision=2), doc(2, revision=2), doc(4)])
+        elsewhere.delete([3])
+
+    assert builder.load_documents(stored_documents()) == 3
+    assert elsewhere.get_revisions() == {1: 2, 2: 2, 4: 1}
+    builder.swap()
+    # The newer revision wins whichever way it came; a delete is final.
+    assert elsewhere.get_revisions() == {1: 2, 2: 3, 4: 1}
+    assert sorted(ids(run(elsewhere))) == [1, 2, 4]
+
+
+def test_load_documents_needs_a_new_empty_index(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    with pytest.raises(RuntimeError):
+        backend.load_documents([])
+    backend.create_new_index()
+    backend.bulk_load([doc(1)])
+    with pytest.raises(RuntimeError):
+        backend.load_documents([(2, 1, backend.engine_document(doc(2)))])
+
+
+def test_merges_started_by_commits_end_in_the_background_not_abandoned(tmp_path):
+    backend = EmbeddedBackend(tmp_path, linger=0)
+    for recid in range(1, 23):
+        backend.index([doc(recid)])  # one commit, one new segment each; the 22nd starts a merge of eight
+    with open(tmp_path / LOCK, "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # given up once the writer is idle and its merges have ended
+        meta = json.loads((tmp_path / (tmp_path / "CURRENT").read_text() / "meta.json").read_text())
+    assert sum(s["max_doc"] for s in meta["segments"]) == 22
+    assert len(meta["segments"]) <= 2  # a writer dropped during the last merge would leave eight

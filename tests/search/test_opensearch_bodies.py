@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import orjson
 import pytest
 from werkzeug.datastructures import MultiDict
 
@@ -14,6 +15,7 @@ from repository.search.opensearch import (
     aggregations_body,
     bulk_body,
     bulk_errors,
+    bulk_lines,
     parse_response,
     search_body,
     to_dsl,
@@ -97,3 +99,11 @@ def test_unreachable_server_is_a_503():
         backend.search(req())
     with pytest.raises(ServiceUnavailable):
         backend.index([{"recid": 1, "revision": 1}])
+
+
+def test_bulk_lines_are_the_bulk_body_of_engine_documents():
+    backend = OpenSearchBackend("http://localhost:9", client=object())
+    docs = [{"recid": 7, "revision": 2, "title": "A"}, {"recid": 8, "revision": 1, "title": "B"}]
+    lines = bulk_lines("records-x", [(d["recid"], d["revision"], backend.engine_document(d)) for d in docs])
+    assert [orjson.loads(line) for line in lines.splitlines()] == bulk_body("records-x", docs)
+    assert lines.endswith(b"\n") and backend.engine.startswith("opensearch-")

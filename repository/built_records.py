@@ -1,0 +1,85 @@
+"""Records as last given to the search index (table `built_records`): each row holds the built public record and the
+same document in the form its engine loads directly, written before every index write (a crash in between leaves a
+copy newer than the index, which the outbox retry overwrites). A reindex streams these documents instead of building
+every record again, and rebuilds (and stores) only the rows that are missing or stale."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+import orjson
+from sqlalchemy import Connection, and_, case, delete, null, select
+
+from repository import records as records_mod
+from repository.config import Settings
+from repository.search.backend import SearchBackend
+from repository.search.documents import to_index_document
+from repository.storage import Database
+from repository.storage.tables_deposits import records
+from repository.storage.tables_derived import built_records
+from repository.storage.upsert import upsert
+from repository.vocabularies.lookups import DatabaseLookups
+
+BATCH = 5000
+Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
+
+
+def form(settings: Settings, search: SearchBackend) -> str:
+    """The `engine` value of fresh rows: the engine's form and version, and the base URL the record's links use."""
+    return f"{search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
+
+
+def store(conn: Connection, settings: Settings, search: SearchBackend, rows: list[dict], built: list[dict],
+          docs: list[dict]) -> list[Entry]:
+    """Upsert the rows of records `rows` built as `built` and indexed as `docs` (same order); a stored row of a newer
+    revision is kept. Returns the engine-ready documents."""
+    engine = form(settings, search)
+    values = [{"record_id": row["id"], "revision": row["revision"], "updated": row["updated"],
+               "record": orjson.dumps(record), "engine": engine, "document": search.engine_document(doc)}
+              for row, record, doc in zip(rows, built, docs, strict=True)]
+    upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
+    return [(v["record_id"], v["revision"], v["document"]) for v in values]
+
+
+def remove(conn: Connection, recids: list[int]) -> None:
+    """Drop the rows of records that left the index."""
+    if recids:
+        conn.execute(delete(built_records).where(built_records.c.record_id.in_(recids)))
+
+
+def documents(db: Database, settings: Settings, search: SearchBackend, batch: int = BATCH,
+              rebuild_all: bool = False) -> Iterator[list[Entry]]:
+    """Engine-ready documents of every published record, a batch at a time (a keyset scan over the id): the stored
+    ones that are fresh (revision, updated and form equal to the record row's), the others built again and stored
+    (all of them with `rebuild_all`)."""
+    fresh = and_(built_records.c.revision == records.c.revision, built_records.c.updated == records.c.updated,
+                 built_records.c.engine == form(settings, search))
+    document = null() if rebuild_all else case((fresh, built_records.c.document), else_=null())
+    last = 0
+    while True:
+        with db.scan() as conn:
+            rows = conn.execute(
+                select(records.c.id, records.c.revision, document.label("document"))
+                .select_from(records.outerjoin(built_records, built_records.c.record_id == records.c.id))
+                .where(records.c.id > last, records.c.deleted.is_(None))
+                .order_by(records.c.id)
+                .limit(batch)
+            ).all()
+        if not rows:
+            return
+        stale = [row.id for row in rows if row.document is None]
+        rebuilt = {entry[0]: entry for entry in _rebuild(db, settings, search, stale)} if stale else {}
+        yield [(row.id, row.revision, row.document) if row.document is not None else rebuilt[row.id]
+               for row in rows if row.document is not None or row.id in rebuilt]
+        last = rows[-1].id
+
+
+def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: list[int]) -> list[Entry]:
+    """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
+    with db.read() as conn:
+        rows = [row for row in records_mod.get_rows(conn, recids) if row["deleted"] is None]
+        built = records_mod.build_records(conn, settings, DatabaseLookups(conn), rows)
+    docs = [to_index_document(record) for record in built]
+    with db.write() as conn:
+        return store(conn, settings, search, rows, built, docs)

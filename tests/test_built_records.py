@@ -1,0 +1,91 @@
+"""The stored copies of indexed records: written whenever a record is given to the index, dropped when it leaves."""
+
+import orjson
+from factories import publish, published, upload
+from sqlalchemy import select
+
+from repository import records as records_mod
+from repository.search.documents import to_index_document
+from repository.storage.tables_deposits import records
+from repository.storage.tables_derived import built_records
+from repository.vocabularies.lookups import DatabaseLookups
+from scripts import takedown
+
+API = "/api/deposit/depositions"
+
+
+def stored(app) -> dict[int, dict]:  # type: ignore[no-untyped-def]
+    """record id -> its built_records row, with `record` decoded."""
+    with app.extensions["repository"].db.read() as conn:
+        return {row.record_id: {**row._asdict(), "record": orjson.loads(row.record)}
+                for row in conn.execute(select(built_records))}
+
+
+def record_row(app, recid: int):  # type: ignore[no-untyped-def]
+    with app.extensions["repository"].db.read() as conn:
+        return conn.execute(select(records).where(records.c.id == recid)).first()
+
+
+def new_version(client, auth, dep: dict, content: bytes) -> int:  # type: ignore[no-untyped-def]
+    draft = client.post(f"{API}/{dep['id']}/actions/newversion", headers=auth).json["links"]["latest_draft"]
+    draft_id = int(draft.rsplit("/", 1)[1])
+    files = client.get(f"{API}/{draft_id}/files", headers=auth).json
+    client.delete(f"{API}/{draft_id}/files/{files[0]['id']}", headers=auth)
+    upload(client, auth, {"id": draft_id}, content=content)
+    publish(client, auth, {"id": draft_id})
+    return draft_id
+
+
+def test_publish_stores_the_record_as_indexed(app, client, auth):
+    dep = published(client, auth, title="Stored on publish")
+    row = stored(app)[dep["id"]]
+    source = record_row(app, dep["id"])
+    assert (row["revision"], row["updated"]) == (source.revision, source.updated)  # the freshness key
+    services = app.extensions["repository"]
+    with services.db.read() as conn:  # the built record, as the index was given it
+        assert row["record"] == records_mod.build_records(conn, services.settings, DatabaseLookups(conn),
+                                                          records_mod.get_rows(conn, [dep["id"]]))[0]
+    search = services.extras["search"]
+    assert row["document"] == search.engine_document(to_index_document(row["record"]))
+    assert row["engine"].startswith(search.engine)
+
+
+def test_edit_rewrites_the_row(app, client, auth):
+    dep = published(client, auth, title="Before the edit")
+    url = f"{API}/{dep['id']}"
+    client.post(f"{url}/actions/edit", headers=auth)
+    client.put(url, json={"metadata": {**dep["metadata"], "title": "After the edit"}}, headers=auth)
+    client.post(f"{url}/actions/publish", headers=auth)
+    row = stored(app)[dep["id"]]
+    assert row["revision"] == 2 and row["record"]["metadata"]["title"] == "After the edit"
+    assert row["updated"] == record_row(app, dep["id"]).updated
+
+
+def test_a_new_version_rewrites_the_older_ones(app, client, auth):
+    first = published(client, auth, title="Versioned")
+    second = new_version(client, auth, first, b"v2")
+    rows = stored(app)
+    old = rows[first["id"]]["record"]["metadata"]["relations"]["version"][0]
+    assert (old["is_last"], old["count"], old["last_child"]["pid_value"]) == (False, 2, str(second))
+    assert rows[first["id"]]["revision"] == 1  # same revision, new relations: the indexer rewrote it all the same
+    assert rows[second]["record"]["metadata"]["relations"]["version"][0]["is_last"] is True
+    assert orjson.loads(rows[first["id"]]["document"])["relations.version.is_last"] == [False]
+
+
+def test_a_record_taken_down_loses_its_row(app, client, auth, settings):
+    kept = published(client, auth, title="Kept", content=b"1")
+    gone = published(client, auth, title="Gone", content=b"2")
+    assert takedown.main(["--recid", str(gone["id"])], settings) == 0
+    assert set(stored(app)) == {kept["id"]}
+
+
+def test_taking_the_latest_version_down_rewrites_the_older_ones(app, client, auth, settings):
+    first = published(client, auth, title="Versioned")
+    second = new_version(client, auth, first, b"v2")
+    assert takedown.main(["--recid", str(second)], settings) == 0
+    rows = stored(app)
+    assert set(rows) == {first["id"]}
+    version = rows[first["id"]]["record"]["metadata"]["relations"]["version"][0]
+    assert (version["is_last"], version["count"]) == (True, 1)
+    hit = client.get(f"/api/records/?q=recid:{first['id']}").json["hits"]["hits"][0]
+    assert hit["metadata"]["relations"]["version"][0]["is_last"] is True  # and the index has it so
