@@ -95,6 +95,16 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return parse
 
 
+def _oai_prefixes(raw: str) -> str:
+    from serializers.oai import OAI_FORMATS  # the serializers import nothing of the repository's
+
+    names = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [name for name in names if name not in OAI_FORMATS]
+    if unknown:
+        raise ValueError(f"unknown metadataPrefix {', '.join(unknown)}; expected some of {', '.join(OAI_FORMATS)}")
+    return ",".join(names)
+
+
 def setting(default: Any, help: str, parse: Callable[[str], Any] = _str) -> Any:
     """Declare one setting: its default (may refer to other settings as `{INSTANCE_PATH}`), help and parser."""
     return field(default=default, metadata={"help": help, "parse": parse})
@@ -173,6 +183,12 @@ class Settings:
     )
     OAI_HOST: str = setting("", "Host in OAI identifiers oai:<host>:<recid>; empty means BASE_URL's host.")
     OAI_PAGE_SIZE: int = setting(100, "Records per OAI-PMH page.", _positive_int)
+    OAI_PRERENDER: str = setting(
+        "oai_dc,oai_registry",
+        "OAI-PMH formats rendered whenever a record is indexed, so harvests serve stored XML (the others are "
+        "rendered at their first harvest and kept).",
+        _oai_prefixes,
+    )
     REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
     ADMIN_EMAIL: str = setting(
         "repository-admin@example.org", "Administrator e-mail shown in OAI-PMH Identify.", _email
@@ -231,6 +247,11 @@ class Settings:
     @property
     def doi_prefix(self) -> str:
         return "10.5072" if self.SANDBOX else "10.5281"
+
+    @property
+    def oai_prerender(self) -> list[str]:
+        """The metadataPrefixes of OAI_PRERENDER."""
+        return [name for name in self.OAI_PRERENDER.split(",") if name]
 
     @property
     def oai_host(self) -> str:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from sqlalchemy import insert, select, update
 
-from repository import built_records
+from repository import built_records, renditions
 from repository import records as records_mod
 from repository.config import Settings
+from repository.oai.response import renderers
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
 from repository.storage import Database
@@ -95,11 +96,13 @@ class Indexer:
                 built = records_mod.build_records(conn, self.settings, self.lookups_factory(conn), live)
             docs = [to_index_document(rec) for rec in built]
             gone = [r for r in recids if r not in {x["id"] for x in live}]
+            ready = renditions.rendered(self.render_context(), renderers(self.settings.oai_prerender), built)
             # The stored copies first: a crash before the index write leaves them newer than the index, and the
             # retry of these outbox rows (still pending) brings the index up to them.
             with self.db.write() as conn:
                 built_records.store(conn, self.settings, self.search, live, built, docs)
                 built_records.remove(conn, gone)
+                renditions.store(conn, ready)
             if docs:
                 self.search.index(docs)
             if gone:

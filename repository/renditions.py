@@ -59,9 +59,61 @@ def bodies(
     `rows` are records rows, or only their id, revision, updated and deleted (whole rows are read when a record
     must be built). `fmt` names the format in the table (at most 32 characters). One query (built records and
     renditions), the build's when a built record is missing or stale, one write when something was rendered."""
+    found, rendered = _resolve(conn, settings, ctx, rows, fmt, render)
+    if rendered:
+        _store(db, rendered)
+    return found
+
+
+def fill(db: Database, settings: Settings, ctx: RenderContext, recids: list[int], fmt: str, render: Render) -> int:
+    """Render and store the renditions of records `recids` in `fmt` that are missing or stale (waiting for the
+    write lock as long as any writer): what `scripts/prerender.py` runs after a release changed the renderers.
+    Returns how many were rendered."""
+    with db.read() as conn:
+        rows = [dict(row) for row in conn.execute(
+            select(records.c.id, records.c.revision, records.c.updated, records.c.deleted)
+            .where(records.c.id.in_(recids))).mappings()]  # fmt: skip
+        _found, rendered = _resolve(conn, settings, ctx, rows, fmt, render)
+    if rendered:
+        with db.write() as conn:
+            store(conn, rendered)
+    return len(rendered)
+
+
+def rendered(ctx: RenderContext, renderers: list[tuple[str, Render]], built: list[dict]) -> list[dict]:
+    """Rendition rows of the built records `built` in each (format name, render) of `renderers`, for `store`: what
+    the indexer writes next to the records it indexes, so that harvests find them ready. A record that a renderer
+    fails on is left out (logged): it is rendered again, and the failure shown, when it is asked for."""
+    if not renderers or not built:
+        return []
+    data = {record["id"]: orjson.dumps(record) for record in built}
+    rows = []
+    for fmt, render in renderers:
+        salt = _salt(fmt, ctx, render)
+        for record in built:
+            try:
+                body = render(record, ctx)
+            except Exception:  # noqa: BLE001 - a rendition is a cache: never a reason to fail the indexing
+                log.exception("record %s not rendered in %s", record["id"], fmt)
+                continue
+            digest = hashlib.sha256(salt + data[record["id"]]).hexdigest()
+            rows.append({"record_id": record["id"], "format": fmt, "digest": digest, "body": body})
+    return rows
+
+
+def store(conn: Connection, rows: list[dict]) -> None:
+    """Upsert rendition rows (in key order, so that two writers storing the same records cannot deadlock)."""
+    if rows:
+        upsert(conn, renditions, sorted(rows, key=lambda r: (r["record_id"], r["format"])), ("record_id", "format"))
+
+
+def _resolve(
+    conn: Connection, settings: Settings, ctx: RenderContext, rows: list[dict], fmt: str, render: Render
+) -> tuple[dict[int, bytes], list[dict]]:
+    """record id -> body for the live rows of `rows`, and the rendition rows rendered now (missing or stale)."""
     live = [row for row in rows if row["deleted"] is None]
     if not live:
-        return {}
+        return {}, []
     ids = [row["id"] for row in live]
     built, stored = _read(conn, live, fmt)
     fresh: dict[int, dict] = {}  # records built here
@@ -74,7 +126,7 @@ def bodies(
             built[record["id"]] = orjson.dumps(record)
     salt = _salt(fmt, ctx, render)
     found: dict[int, bytes] = {}
-    rendered: list[dict] = []
+    rendered_now: list[dict] = []
     for recid in ids:
         if recid not in built:
             continue  # gone since the caller read it
@@ -86,10 +138,8 @@ def bodies(
         record = fresh.get(recid)
         body = render(record if record is not None else orjson.loads(built[recid]), ctx)
         found[recid] = body
-        rendered.append({"record_id": recid, "format": fmt, "digest": digest, "body": body})
-    if rendered:
-        _store(db, rendered)
-    return found
+        rendered_now.append({"record_id": recid, "format": fmt, "digest": digest, "body": body})
+    return found, rendered_now
 
 
 def _read(
@@ -118,10 +168,10 @@ def _read(
 
 
 def _store(db: Database, rows: list[dict]) -> None:
+    """Best effort: a busy database only leaves the work to the next reader."""
     try:
         with db.brief_write() as conn:
-            # In key order, so that two harvesters storing the same page cannot deadlock each other.
-            upsert(conn, renditions, sorted(rows, key=lambda r: r["record_id"]), ("record_id", "format"))
+            store(conn, rows)
     except SQLAlchemyError as exc:
         log.info("renditions not stored (%d rendered again next time): %s", len(rows), exc.__class__.__name__)
 

@@ -14,7 +14,7 @@ from lxml import etree
 
 from repository.oai.args import PREFIX_PATTERN, SET_PATTERN, datestamp
 from serializers.context import RenderContext
-from serializers.oai import OaiFormat
+from serializers.oai import OaiFormat, oai_format
 from serializers.text import sub, xml_text
 
 NS = "http://www.openarchives.org/OAI/2.0/"
@@ -114,6 +114,17 @@ def metadata_body(element: etree._Element) -> bytes:
     etree.SubElement(root, q("metadata")).append(element)
     text = etree.tostring(root, encoding="UTF-8")
     return text[text.index(b"<metadata>") + len(b"<metadata>") : text.rindex(b"</metadata>")]
+
+
+def rendition_name(fmt: OaiFormat) -> str:
+    """The format's name in the renditions table."""
+    return f"oai:{fmt.prefix}"
+
+
+def renderers(prefixes: list[str]) -> list[tuple[str, Callable[[dict[str, Any], RenderContext], bytes]]]:
+    """(rendition name, renderer) of each metadataPrefix, for `renditions.rendered`."""
+    formats = [oai_format(prefix) for prefix in prefixes]
+    return [(rendition_name(fmt), metadata_renderer(fmt)) for fmt in formats if fmt is not None]
 
 
 def metadata_renderer(fmt: OaiFormat) -> Callable[[dict[str, Any], RenderContext], bytes]:

@@ -59,7 +59,7 @@ class Context:
     def metadata(self, fmt: OaiFormat, rows: list[dict]) -> dict[int, bytes]:
         """record id -> its `<metadata>` body in `fmt`, for the live rows (stored renditions when current)."""
         render = response.metadata_renderer(fmt)
-        name = f"oai:{fmt.prefix}"
+        name = response.rendition_name(fmt)
         return renditions.bodies(self.conn, self.db, self.settings, self.render, rows, name, render)
 
 

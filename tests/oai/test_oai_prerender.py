@@ -1,0 +1,53 @@
+"""Renditions made ahead of harvests: the indexer renders the OAI_PRERENDER formats of every record it indexes
+(a harvest then only reads them), and scripts/prerender.py renders whatever is missing or stale."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import HOST
+from factories import publish, published
+from oai_client import Oai
+from sqlalchemy import event, select
+
+from repository.config import Settings, StartupError
+from repository.storage.tables_derived import renditions
+
+
+def stored(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-untyped-def]
+    with db.read() as conn:
+        rows = conn.execute(select(renditions.c.record_id, renditions.c.format, renditions.c.body)).all()
+    return {(row.record_id, row.format): row.body for row in rows}
+
+
+def test_publishing_renders_the_prerender_formats_and_harvests_only_read_them(oai: Oai, client, auth, db):
+    dep = published(client, auth, title="Prerendered")
+    kept = stored(db)
+    assert set(kept) == {(dep["id"], "oai:oai_dc"), (dep["id"], "oai:oai_registry")}  # the default formats
+    executed: list[str] = []
+    event.listen(db.engine, "before_cursor_execute", lambda *a: executed.append(a[2].lower()))
+    for prefix in ("oai_dc", "oai_datacite"):  # an alias reads its format's rendition
+        reply = oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix=prefix)
+        assert reply.error is None
+    assert not any(sql.startswith(("insert", "begin immediate")) for sql in executed)
+    assert b"Prerendered" in kept[(dep["id"], "oai:oai_dc")]
+    assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="marc21").error is None
+    assert (dep["id"], "oai:marc21") in stored(db)  # a format left out is rendered at its first harvest
+
+
+def test_an_edit_renders_again(oai: Oai, client, auth, db):
+    dep = published(client, auth, title="Before")
+    client.post(f"/api/deposit/depositions/{dep['id']}/actions/edit", headers=auth)
+    response = client.put(f"/api/deposit/depositions/{dep['id']}", headers=auth,
+                          json={"metadata": {**dep["metadata"], "title": "After"}})
+    assert response.status_code == 200, response.json
+    publish(client, auth, dep)
+    body = stored(db)[(dep["id"], "oai:oai_dc")]
+    assert b"After" in body and b"Before" not in body
+    assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc").one(
+        "//dc:title/text()") == "After"
+
+
+@pytest.mark.parametrize("value", ["foo", "oai_dc,nonsense"])
+def test_an_unknown_prefix_stops_start_up(value):
+    with pytest.raises(StartupError, match="OAI_PRERENDER"):
+        Settings.build({"OAI_PRERENDER": value})

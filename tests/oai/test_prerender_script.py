@@ -1,0 +1,34 @@
+"""scripts/prerender.py: renders every published record's missing or stale renditions, once."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import HOST
+from factories import published
+from test_oai_prerender import stored
+
+from scripts import prerender
+
+
+@pytest.fixture
+def settings(make_settings):  # type: ignore[no-untyped-def]
+    """Nothing rendered when records are indexed: the script has everything to do."""
+    return make_settings(BASE_URL=f"https://{HOST}", ADMIN_EMAIL="admin@example.org", OAI_PRERENDER="")
+
+
+def test_the_script_renders_what_is_missing_once(client, auth, db, settings, capsys):
+    deps = [published(client, auth, title=f"Record {n}") for n in range(3)]
+    assert stored(db) == {}
+    assert prerender.main(["--formats", "oai_dc,marc21", "--jobs", "1", "--batch", "2", "--quiet"], settings) == 0
+    assert "rendered 6 renditions" in capsys.readouterr().out
+    kept = stored(db)
+    assert set(kept) == {(dep["id"], fmt) for dep in deps for fmt in ("oai:oai_dc", "oai:marc21")}
+    assert b"Record 1" in kept[(deps[1]["id"], "oai:oai_dc")]
+    assert prerender.main(["--formats", "oai_dc", "--jobs", "1", "--quiet"], settings) == 0
+    assert "rendered 0 renditions" in capsys.readouterr().out  # all current
+    assert stored(db) == kept
+
+
+def test_an_unknown_format_is_refused(settings, capsys):
+    assert prerender.main(["--formats", "oai_dc,nonsense"], settings) == 2
+    assert "nonsense" in capsys.readouterr().err
