@@ -12,6 +12,7 @@ import orjson
 from sqlalchemy import Connection, and_, case, delete, null, select
 
 from repository import records as records_mod
+from repository.access import files_open
 from repository.config import Settings
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
@@ -40,6 +41,25 @@ def store(conn: Connection, settings: Settings, search: SearchBackend, rows: lis
               for row, record, doc in zip(rows, built, docs, strict=True)]
     upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
     return [(v["record_id"], v["revision"], v["document"]) for v in values]
+
+
+def stored_record(conn: Connection, settings: Settings, search: SearchBackend, row: dict,
+                  with_files: bool) -> dict | None:
+    """The record of records row `row` as built at its last indexing, with current counts, when that copy is what
+    building it now would give: of the row's revision and last change, in this engine form and base URL, and
+    showing files exactly when this reader may see them (an embargo may have ended since). None otherwise: the
+    caller builds it. One query for the copy, one for the counts, instead of a build's six."""
+    found = conn.execute(select(built_records.c.record).where(
+        built_records.c.record_id == row["id"], built_records.c.revision == row["revision"],
+        built_records.c.updated == row["updated"], built_records.c.engine == form(settings, search),
+    )).scalar()  # fmt: skip
+    if found is None:
+        return None
+    record = orjson.loads(found)
+    if ("files" in record) != (with_files or files_open(row["metadata"])):
+        return None
+    record["stats"] = records_mod.current_stats(conn, row)
+    return record
 
 
 def remove(conn: Connection, recids: list[int]) -> None:

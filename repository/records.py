@@ -117,7 +117,6 @@ def _build(
     if conceptdoi:
         links["conceptdoi"] = f"https://doi.org/{conceptdoi}"
         links["conceptbadge"] = f"{base}/badge/doi/{conceptdoi}.svg"
-    views, downloads, volume = concept_stats
     record = {
         "id": recid,
         "conceptrecid": str(row["conceptrecid"]),
@@ -128,14 +127,7 @@ def _build(
         "owners": [row["owner_id"]],
         "links": links,
         "metadata": metadata,
-        "stats": {
-            "downloads": downloads,
-            "unique_downloads": downloads,
-            "views": views,
-            "unique_views": views,
-            "volume": volume,
-            **version_stats(row),
-        },
+        "stats": _stats(concept_stats, row),
     }
     if conceptdoi:
         record["conceptdoi"] = conceptdoi
@@ -159,6 +151,18 @@ def _build(
             for o in objs
         ]
     return record
+
+
+def _stats(concept_stats: tuple[int, int, int], row: dict) -> dict[str, int]:
+    views, downloads, volume = concept_stats
+    return {"downloads": downloads, "unique_downloads": downloads, "views": views, "unique_views": views,
+            "volume": volume, **version_stats(row)}
+
+
+def current_stats(conn: Connection, row: dict) -> dict[str, int]:
+    """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`)."""
+    concept = row["conceptrecid"]
+    return _stats(_concept_stats(conn, {concept}).get(concept, (0, 0, 0)), row)
 
 
 def version_stats(row: dict) -> dict[str, int]:

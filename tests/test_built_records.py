@@ -2,9 +2,10 @@
 
 import orjson
 from factories import publish, published, upload
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 
 from repository import records as records_mod
+from repository.record_cache import RecordCache
 from repository.search.documents import to_index_document
 from repository.storage.tables_deposits import records
 from repository.storage.tables_derived import built_records
@@ -89,3 +90,51 @@ def test_taking_the_latest_version_down_rewrites_the_older_ones(app, client, aut
     assert (version["is_last"], version["count"]) == (True, 1)
     hit = client.get(f"/api/records/?q=recid:{first['id']}").json["hits"]["hits"][0]
     assert hit["metadata"]["relations"]["version"][0]["is_last"] is True  # and the index has it so
+
+
+def _fresh_cache(app) -> None:  # type: ignore[no-untyped-def]
+    app.extensions["repository"].extras["record_cache"] = RecordCache()
+
+
+def _set_stored_title(app, recid: int, title: str) -> None:  # type: ignore[no-untyped-def]
+    row = stored(app)[recid]
+    record = row["record"]
+    record["metadata"]["title"] = title
+    with app.extensions["repository"].db.write() as conn:
+        conn.execute(update(built_records).where(built_records.c.record_id == recid)
+                     .values(record=orjson.dumps(record)))
+
+
+def test_a_record_read_uses_the_current_stored_copy_and_answers_the_same(app, client, auth):
+    dep = published(client, auth, title="Read from the copy")
+    client.get(f"/records/{dep['id']}")  # a view: the counts move after the copy was stored
+    _fresh_cache(app)
+    from_copy = client.get(f"/api/records/{dep['id']}")
+    with app.extensions["repository"].db.write() as conn:
+        conn.execute(delete(built_records).where(built_records.c.record_id == dep["id"]))
+    _fresh_cache(app)
+    built_now = client.get(f"/api/records/{dep['id']}")
+    assert from_copy.status_code == built_now.status_code == 200
+    assert from_copy.json == built_now.json  # counts included
+    assert from_copy.headers["ETag"] == built_now.headers["ETag"]
+
+
+def test_the_stored_copy_is_what_a_read_serves_while_current(app, client, auth):
+    dep = published(client, auth, title="Original")
+    _set_stored_title(app, dep["id"], "Marked copy")  # to tell where an answer came from
+    _fresh_cache(app)
+    assert client.get(f"/api/records/{dep['id']}").json["metadata"]["title"] == "Marked copy"
+    with app.extensions["repository"].db.write() as conn:  # the record changed after its copy was stored
+        conn.execute(update(records).where(records.c.id == dep["id"]).values(revision=records.c.revision + 1))
+    _fresh_cache(app)
+    assert client.get(f"/api/records/{dep['id']}").json["metadata"]["title"] == "Original"
+
+
+def test_a_reader_who_may_see_more_files_gets_a_built_record(app, client, auth):
+    dep = published(client, auth, title="Closed", access_right="closed", license=None)
+    _set_stored_title(app, dep["id"], "Marked copy")
+    _fresh_cache(app)
+    public = client.get(f"/api/records/{dep['id']}").json
+    assert public["metadata"]["title"] == "Marked copy" and "files" not in public
+    own = client.get(f"/api/records/{dep['id']}", headers=auth).json  # the owner sees the files: built now
+    assert own["metadata"]["title"] == "Closed" and own["files"]

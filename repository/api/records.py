@@ -9,7 +9,7 @@ from flask import Blueprint, Response, request
 from werkzeug.datastructures import MultiDict
 
 import serializers
-from repository import files
+from repository import built_records, files
 from repository import records as records_mod
 from repository.access import can_read_files
 from repository.errors import ApiError, Gone, NotFound
@@ -136,7 +136,9 @@ def record_response(row: dict) -> Response:
         from repository.vocabularies.lookups import DatabaseLookups
 
         with s.db.read() as conn:
-            record = records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files)[0]
+            # The copy stored when the record was last indexed, if current; else built now.
+            record = built_records.stored_record(conn, s.settings, s.extras["search"], row, with_files) or \
+                records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files)[0]
         cache.put(key, record)
     else:
         # This version's counts come fresh with its row; the concept-wide ones may lag by the cache's lifetime.
