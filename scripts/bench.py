@@ -45,6 +45,7 @@ SETUP_ENV = {  # name -> settings of that setup
 }
 EXPORT_FORMATS = ("json", "marcxml", "bibtex", "datacite", "datacite3", "dc", "csl", "jsonld", "citation")
 RECORD_FORMATS = ("v1", "json", "bibtex", "datacite", "marcxml")
+SPREAD_IDS = 20_000  # record_v1_any reads these in turn: more than a 10 s run gets through
 TARGETS = {  # what the issue asks for, at 1,000,000 records on 2 cores
     "search_common": ("ratio", 0.35), "record_v1": ("ratio", 0.60), "oai_dc": ("rate", 5000),
     "oai_registry": ("rate", 5000), "reindex": ("rate", 10000), "upload": ("ratio", 0.80),
@@ -333,7 +334,7 @@ class Bench:
 
     def sample(self) -> dict:
         """Record ids to read (open, with files), a cursor page deep in the results, the search terms."""
-        from sqlalchemy import select
+        from sqlalchemy import func, select
 
         from repository.config import Settings
         from repository.storage import open_database
@@ -345,9 +346,14 @@ class Bench:
         with db.read() as conn:
             ids = [row.id for row in conn.execute(select(records.c.id, records.c.metadata).order_by(records.c.id)
                                                    .limit(2000)) if row.metadata.get("access_right") == "open"]
+            # Records across the whole corpus, more than a run reads: every read misses the per-process cache.
+            count = conn.execute(select(func.count()).select_from(records)).scalar_one()
+            spread = list(conn.execute(select(records.c.id).where(
+                records.c.deleted.is_(None), records.c.id % max(1, count // SPREAD_IDS) == 0)).scalars())
         close_all()
         step = max(1, len(ids) // 200)
-        return {"recids": ids[::step][:200], "common": COMMON_TERM, "phrase": PHRASE, "rare": rare_term()}
+        return {"recids": ids[::step][:200], "spread": spread[:SPREAD_IDS], "common": COMMON_TERM,
+                "phrase": PHRASE, "rare": rare_term()}
 
     def token(self) -> str:
         from repository import accounts
@@ -391,6 +397,7 @@ class Bench:
         ]
         targets += [(f"record_{fmt}", [f"/api/records/{recid}?format={fmt}" for recid in ids])
                     for fmt in RECORD_FORMATS]
+        targets.append(("record_v1_any", [f"/api/records/{recid}" for recid in sample["spread"]]))
         targets += [(f"page20_{fmt}", [search(q=common, format=fmt)]) for fmt in EXPORT_FORMATS]
         return targets
 
@@ -615,6 +622,8 @@ def verdicts(results: dict) -> list[dict]:
         "search_common_uncached_p99_ms": (uncached.get("search_common", {}).get("p99_ms"), SEARCH_P99_MS,
                                           "p99 ms, result cache off (lower is better)"),
         "record_v1": (main.get("record_v1", {}).get("ratio"), 0.60, "ratio of ceiling"),
+        "record_v1_any": (main.get("record_v1_any", {}).get("ratio"), 0.60,
+                          "ratio of ceiling, records across the corpus (no cache hits)"),
         "oai_dc": (get("oai_dc", "rate"), 5000, "records/s"),
         "oai_registry": (get("oai_registry", "rate"), 5000, "records/s"),
         "reindex": (get("reindex", "rate"), 10000, "records/s"),
