@@ -158,6 +158,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+PUBLIC_BASE = "https://127.0.0.1:5000"  # BASE_URL of the corpus load, the reindex and the servers
+
+
 class Server:
     """scripts/serve.py in a subprocess (production settings, rate limits off, the ceiling route on)."""
 
@@ -166,18 +169,25 @@ class Server:
         self.port = _free_port()
         self.base = f"https://127.0.0.1:{self.port}"
         self.cert = os.path.join(instance, "tls", "cert.pem")
-        self.env = {**os.environ, "INSTANCE_PATH": instance, "BASE_URL": self.base, "RATELIMIT_ENABLED": "false",
+        # The public root stays the one the corpus was loaded and indexed with (as behind a proxy, it need not be
+        # the address served): stored copies and renditions name it, and a different one would make them stale.
+        self.env = {**os.environ, "INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
                     "BACKGROUND_WORKER": "true", "BENCH_CEILING_ENDPOINT": "true", "SECRET_KEY": "bench-secret",
                     "LOG_LEVEL": "warning", **SETUP_ENV.get(setup, {})}
         self.env.pop("DATABASE_URL", None)
         self.env.pop("SEARCH_URL", None)
         self.log_path = os.path.join(log_dir, f"server-{setup}.log")
 
+    def local(self, url: str) -> str:
+        """A link the service gave out (under PUBLIC_BASE), as the address this server listens on."""
+        return self.base + url[len(PUBLIC_BASE):] if url.startswith(PUBLIC_BASE) else url
+
     def __enter__(self) -> Server:
         import requests
 
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in __exit__
-        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "serve.py"), *SETUPS[self.setup]],
+        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "serve.py"), *SETUPS[self.setup],
+                                      "--bind", f"127.0.0.1:{self.port}"],
                                      cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -319,7 +329,7 @@ class Bench:
         if existing:
             raise SystemExit(f"{self.args.instance} holds {existing} records, fewer than --records "
                              f"{self.args.records}: use another --instance")
-        env = {**os.environ, "INSTANCE_PATH": self.args.instance}
+        env = {**os.environ, "INSTANCE_PATH": self.args.instance, "BASE_URL": PUBLIC_BASE}
         env.pop("DATABASE_URL", None)
         env.pop("SEARCH_URL", None)
         command = [sys.executable, os.path.join(ROOT, "scripts", "generate_corpus.py"), "--records",
@@ -382,7 +392,7 @@ class Bench:
         page = requests.get(server.base + search(sort="mostrecent", page=str(deep_page)), verify=server.cert,
                             timeout=60).json()
         deep = page["links"].get("next") or page["links"]["self"]
-        deep = deep.split(server.base, 1)[1] if deep.startswith(server.base) else deep
+        deep = deep[len(PUBLIC_BASE):] if deep.startswith(PUBLIC_BASE) else deep
         common = sample["common"]
         ids = sample["recids"]
         targets = [
@@ -409,7 +419,7 @@ class Bench:
         from repository.storage import open_database
         from repository.storage.engine import close_all
 
-        settings = Settings.build(INSTANCE_PATH=self.args.instance)
+        settings = Settings.build(INSTANCE_PATH=self.args.instance, BASE_URL=PUBLIC_BASE)
         db = open_database(settings.DATABASE_URL)
         search = open_search(settings.SEARCH_URL)
         started = time.perf_counter()
@@ -483,12 +493,12 @@ class Bench:
 
         disk_before = plain()
         started = time.perf_counter()
-        response = session.put(deposit["links"]["bucket"] + "/big.bin", data=Body(), timeout=600)
+        response = session.put(server.local(deposit["links"]["bucket"]) + "/big.bin", data=Body(), timeout=600)
         elapsed = time.perf_counter() - started
         disk_after = plain()
         response.raise_for_status()
         after = {pid: _status_kb(pid, "VmHWM") for pid in workers}
-        session.delete(deposit["links"]["self"], timeout=60)
+        session.delete(server.local(deposit["links"]["self"]), timeout=60)
         session.close()
         disk = (disk_before + disk_after) / 2
         rate = megabytes / elapsed
@@ -507,9 +517,9 @@ class Bench:
             deposit = session.post(server.base + "/api/deposit/depositions", timeout=60, json={"metadata": {
                 "title": f"Publish latency {word}", "upload_type": "dataset", "description": f"<p>{word}</p>",
                 "creators": [{"name": "Bench, Mark"}]}}).json()
-            session.put(deposit["links"]["bucket"] + "/data.csv", data=word.encode(), timeout=60).raise_for_status()
+            session.put(server.local(deposit["links"]["bucket"]) + "/data.csv", data=word.encode(), timeout=60).raise_for_status()
             started = time.perf_counter()
-            response = session.post(deposit["links"]["publish"], timeout=60)
+            response = session.post(server.local(deposit["links"]["publish"]), timeout=60)
             calls.append((time.perf_counter() - started) * 1000)
             response.raise_for_status()
             while True:
