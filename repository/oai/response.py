@@ -1,7 +1,7 @@
 """The OAI-PMH envelope: `<OAI-PMH>` with responseDate and request, headers, tokens and errors, as bytes.
 
-The records of a page are written as bytes, their `<metadata>` content kept serialized (`metadata_body`, stored
-in `renditions`): the tree holds a marker where they go and `to_bytes` splices them in."""
+The `<metadata>` of records is kept serialized (`metadata_body`, stored in `renditions`): the tree holds a
+numbered slot where each goes and `to_bytes` fills them, so a page parses no stored XML back."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from lxml import etree
 from repository.oai.args import PREFIX_PATTERN, SET_PATTERN, datestamp
 from serializers.context import RenderContext
 from serializers.oai import OaiFormat, oai_format
-from serializers.text import sub, xml_text
+from serializers.text import sub
 
 NS = "http://www.openarchives.org/OAI/2.0/"
 SCHEMA = "http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd"
@@ -25,9 +25,8 @@ OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 OAI_DC_SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 MIMETYPE = "text/xml; charset=utf-8"
 _NSMAP = {None: NS, "xsi": XSI}  # the envelope root's declarations
-_MARK = "records"
-_RECORDS = f"<!--{_MARK}-->".encode()  # markup cannot occur in text or attributes, where "<" is escaped
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
+_SLOT = "rendition"
+_SLOTS = re.compile(rb"<!--rendition (\d+)-->")
 
 _DATESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?")
 # `<request>` attributes and what the schema lets each hold; anything else is left out rather than made invalid.
@@ -60,32 +59,21 @@ def error(root: etree._Element, code: str, message: str) -> None:
     sub(root, q("error"), message, code=code)
 
 
-def record(
-    identifier: str, stamp: datetime, sets: list[str], deleted: bool, body: bytes | None, whole: bool = True
-) -> bytes:
-    """A `<record>` holding its `<header>` (a tombstone's has status="deleted") and `body` as `<metadata>`, or
-    the header alone (`whole=False`, ListIdentifiers): the bytes lxml writes for the same elements."""
-    parts = ['<header status="deleted">' if deleted else "<header>", "<identifier>", _escape(identifier),
-             "</identifier><datestamp>", datestamp(stamp), "</datestamp>"]  # fmt: skip
+def header(parent: etree._Element, identifier: str, stamp: datetime, sets: list[str], deleted: bool) -> None:
+    """A record's `<header>`; a tombstone's carries status="deleted"."""
+    element = sub(parent, q("header"), **({"status": "deleted"} if deleted else {}))
+    sub(element, q("identifier"), identifier)
+    sub(element, q("datestamp"), datestamp(stamp))
     for spec in sets:
-        parts += ("<setSpec>", _escape(spec), "</setSpec>")
-    parts.append("</header>")
-    header = "".join(parts).encode()
-    if not whole:
-        return header
-    if body is None:
-        return b"<record>" + header + b"</record>"
-    return b"".join((b"<record>", header, b"<metadata>", body, b"</metadata></record>"))
+        sub(element, q("setSpec"), spec)
 
 
-def _escape(text: str) -> str:
-    """Element text as libxml2 writes it in UTF-8 (after removing what XML 1.0 forbids, as `sub` does)."""
-    return xml_text(text).translate(_TEXT_ESCAPES)
-
-
-def records_here(parent: etree._Element) -> None:
-    """Mark where `to_bytes` puts the records (before a resumptionToken appended after this)."""
-    parent.append(etree.Comment(_MARK))
+def metadata_slot(parent: etree._Element, bodies: list[bytes], body: bytes) -> None:
+    """`<metadata>` holding `body` (a stored rendition, serialized by lxml): the tree keeps a numbered comment in
+    its place, which `to_bytes` replaces with `bodies[n]`. A comment is the one thing record content cannot
+    produce (lxml escapes "<" in text and attributes), so no record can forge a slot."""
+    bodies.append(body)
+    sub(parent, q("metadata")).append(etree.Comment(f"{_SLOT} {len(bodies) - 1}"))
 
 
 def resumption(
@@ -136,8 +124,7 @@ def metadata_renderer(fmt: OaiFormat) -> Callable[[dict[str, Any], RenderContext
     return render
 
 
-def to_bytes(root: etree._Element, records: Sequence[bytes] = ()) -> bytes:
-    """The document, with `records` where `records_here` marked."""
+def to_bytes(root: etree._Element, bodies: Sequence[bytes] = ()) -> bytes:
+    """The document, each `metadata_slot` filled with its body."""
     text = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-    before, mark, after = text.partition(_RECORDS)
-    return b"".join((before, *records, after)) if mark else text
+    return _SLOTS.sub(lambda m: bodies[int(m.group(1))], text) if bodies else text

@@ -32,7 +32,7 @@ _DOMAIN = re.compile(r"[a-zA-Z][a-zA-Z0-9\-]*(\.[a-zA-Z][a-zA-Z0-9\-]*)+")
 @dataclass
 class Context:
     """What a builder needs: the connection, settings, signing key and the (injectable) clock; `records` holds
-    the page's records, serialized, for `response.to_bytes`."""
+    the page's metadata bodies, serialized, for `response.to_bytes`."""
 
     conn: Connection
     db: Database
@@ -204,10 +204,8 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
     accepted = community_requests.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
     whole = verb == "ListRecords"
     bodies = ctx.metadata(fmt, rows) if whole else {}
-    response.records_here(element)
-    ctx.records += [
-        _record(ctx, row, accepted[row["conceptrecid"]], bodies.get(row["id"]), whole) for row in rows
-    ]
+    for row in rows:
+        _record(ctx, element, row, accepted[row["conceptrecid"]], bodies.get(row["id"]), whole)
     if not (more or state):
         return
     total = state.size if state else listing.count(ctx.conn, where or [])
@@ -220,10 +218,14 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
     _resumption(ctx, element, verb, nxt, total, cursor)
 
 
-def _record(ctx: Context, row: dict, accepted: list[str], body: bytes | None, whole: bool = True) -> bytes:
+def _record(ctx: Context, parent: etree._Element, row: dict, accepted: list[str], body: bytes | None,
+            whole: bool = True) -> None:
+    """A `<record>` (its header and, unless a tombstone, its metadata), or the header alone (`whole=False`)."""
     specs = sets.record_sets({name: row[name] for name in sets.TYPE_FIELDS}, accepted)
-    deleted = row["deleted"] is not None
-    return response.record(ctx.identifier(row["id"]), row["updated"], specs, deleted, body, whole)
+    target = sub(parent, q("record")) if whole else parent
+    response.header(target, ctx.identifier(row["id"]), row["updated"], specs, row["deleted"] is not None)
+    if body is not None:
+        response.metadata_slot(target, ctx.records, body)
 
 
 def list_identifiers(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:
@@ -238,8 +240,7 @@ def get_record(ctx: Context, args: dict[str, str], parent: etree._Element) -> No
     fmt = _format(args["metadataPrefix"])
     row = _row(ctx, args["identifier"])
     accepted = community_requests.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
-    response.records_here(sub(parent, q("GetRecord")))
-    ctx.records.append(_record(ctx, row, accepted, ctx.metadata(fmt, [row]).get(row["id"])))  # tombstones: None
+    _record(ctx, sub(parent, q("GetRecord")), row, accepted, ctx.metadata(fmt, [row]).get(row["id"]))  # tombstones: None
 
 
 _LIST_ARGS = frozenset({"set", "from", "until"})

@@ -51,3 +51,14 @@ def test_an_edit_renders_again(oai: Oai, client, auth, db):
 def test_an_unknown_prefix_stops_start_up(value):
     with pytest.raises(StartupError, match="OAI_PRERENDER"):
         Settings.build({"OAI_PRERENDER": value})
+
+
+def test_record_content_cannot_forge_a_metadata_slot(oai: Oai, client, auth):
+    forged = "<!--rendition 0--> and <!--rendition 1-->"
+    dep = published(client, auth, title=forged, description=f"<p>{forged}</p>")
+    for prefix in ("oai_dc", "marc21"):  # stored ahead, and rendered at the harvest
+        reply = oai.get(verb="ListRecords", metadataPrefix=prefix)  # validated against the schemas
+        assert reply.error is None
+        assert forged in "".join(reply.xpath("//text()"))
+    assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc").one(
+        "//dc:title/text()") == forged
