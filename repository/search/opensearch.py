@@ -250,18 +250,8 @@ class OpenSearchBackend:
 
     def bulk_load(self, docs: Iterable[dict[str, Any]], batch_size: int = 500) -> int:
         """Bulk load into the index being built (refreshed once at the end)."""
-        targets = self._aliased(self.next_alias)
-        if not targets:
-            raise RuntimeError("create_new_index() first")
-        loaded, batch = 0, []
-        for doc in docs:
-            batch.append(doc)
-            if len(batch) >= batch_size:
-                self._bulk(bulk_body(targets[0], batch), refresh=False)
-                loaded, batch = loaded + len(batch), []
-        self._bulk(bulk_body(targets[0], batch), refresh=False)
-        self._call(self.client.indices.refresh, index=targets[0])
-        return loaded + len(batch)
+        entries = ((int(d["recid"]), int(d.get("revision", 0)), self.engine_document(d)) for d in docs)
+        return self.load_documents(entries, batch_size)
 
     def engine_document(self, doc: dict[str, Any]) -> bytes:
         """The index document as the `_bulk` body line that indexes it."""
