@@ -84,7 +84,7 @@ deposits = Table(
     Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
-    Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False),
+    Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False, index=True),
     Column("created", DateTime, nullable=False),
     Column("modified", DateTime, nullable=False),
 )
@@ -98,7 +98,7 @@ records = Table(
     Column("metadata", JSON, nullable=False),  # deposit-form metadata as published
     Column("doi", String(255), nullable=False, unique=True),
     Column("doi_external", Boolean, nullable=False, default=False),
-    Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False),
+    Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False, index=True),
     Column("revision", Integer, nullable=False, default=1),
     # False while background work (DOI registration) is pending: edit answers 409 meanwhile.
     Column("integrated", Boolean, nullable=False, default=False),
