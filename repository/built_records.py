@@ -36,9 +36,12 @@ def store(conn: Connection, settings: Settings, search: SearchBackend, rows: lis
     """Upsert the rows of records `rows` built as `built` and indexed as `docs` (same order); a stored row of a newer
     revision is kept. Returns the engine-ready documents."""
     engine = form(settings, search)
-    values = [{"record_id": row["id"], "revision": row["revision"], "updated": row["updated"],
-               "record": orjson.dumps(record), "engine": engine, "document": search.engine_document(doc)}
-              for row, record, doc in zip(rows, built, docs, strict=True)]
+    values = []
+    for row, record, doc in zip(rows, built, docs, strict=True):
+        data = orjson.dumps(record)
+        values.append({"record_id": row["id"], "revision": row["revision"], "updated": row["updated"],
+                       "record": data, "digest": hashlib.sha256(data).hexdigest(), "engine": engine,
+                       "document": search.engine_document(doc)})
     upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
     return [(v["record_id"], v["revision"], v["document"]) for v in values]
 

@@ -5,7 +5,8 @@
 
 The indexer renders the OAI_PRERENDER formats whenever it indexes a record, so this is needed only when every
 stored rendition went stale at once: after a release that changed the renderers, a change of BASE_URL or of the
-license vocabulary, or a new format added to OAI_PRERENDER. Harvests work meanwhile (they render what they find
+license vocabulary, a new format added to OAI_PRERENDER, or migration 0010 (it also fills in the record digests
+that rows stored before it lack). Harvests work meanwhile (they render what they find
 stale, once); this does the same work ahead of them, on every core. Safe to interrupt and to run again.
 """
 

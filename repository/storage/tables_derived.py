@@ -19,6 +19,9 @@ built_records = Table(
     Column("engine", String(32), nullable=False),
     Column("document", LargeBinary, nullable=False),
     Column("updated", DateTime, nullable=False),
+    # SHA-256 of `record` (hex), what renditions are keyed by: a harvest checks them without reading the records.
+    # NULL in rows stored before migration 0010 (then computed from `record` when needed).
+    Column("digest", String(64), nullable=True),
 )
 
 # A record rendered in one export format (OAI-PMH metadata, DataCite XML, ...), keyed by a digest of the built

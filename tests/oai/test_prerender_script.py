@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import HOST
 from factories import published
+from sqlalchemy import select, update
 from test_oai_prerender import stored
 
+from repository.storage.tables_derived import built_records
 from scripts import prerender
 
 
@@ -32,3 +34,15 @@ def test_the_script_renders_what_is_missing_once(client, auth, db, settings, cap
 def test_an_unknown_format_is_refused(settings, capsys):
     assert prerender.main(["--formats", "oai_dc,nonsense"], settings) == 2
     assert "nonsense" in capsys.readouterr().err
+
+
+def test_the_script_fills_the_digests_of_older_built_records(client, auth, db, settings, capsys):
+    deps = [published(client, auth, title=f"Record {n}") for n in range(2)]
+    with db.write() as conn:  # as rows stored before migration 0010
+        conn.execute(update(built_records).values(digest=None))
+    assert prerender.main(["--formats", "oai_dc", "--jobs", "1", "--quiet"], settings) == 0
+    with db.read() as conn:
+        digests = dict(conn.execute(select(built_records.c.record_id, built_records.c.digest)).all())
+    assert sorted(digests) == sorted(dep["id"] for dep in deps) and all(len(d) == 64 for d in digests.values())
+    assert prerender.main(["--formats", "oai_dc", "--jobs", "1", "--quiet"], settings) == 0
+    assert "rendered 0 renditions" in capsys.readouterr().out.splitlines()[-1]  # the same digests as computed
