@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import orjson
 from sqlalchemy import Connection, and_, case, delete, null, select
 
 from repository import records as records_mod
+from repository import renditions
 from repository.access import files_open
 from repository.config import Settings
+from repository.metadata.lookups import MetadataLookups
+from repository.oai.response import renderers
+from repository.rendering import render_context
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
 from repository.storage import Database
@@ -21,6 +26,7 @@ from repository.storage.tables_deposits import records
 from repository.storage.tables_derived import built_records
 from repository.storage.upsert import upsert
 from repository.vocabularies.lookups import DatabaseLookups
+from serializers.context import RenderContext
 
 BATCH = 5000
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
@@ -31,18 +37,37 @@ def form(settings: Settings, search: SearchBackend) -> str:
     return f"{search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
 
 
-def store(conn: Connection, settings: Settings, search: SearchBackend, rows: list[dict], built: list[dict],
-          docs: list[dict]) -> list[Entry]:
-    """Upsert the rows of records `rows` built as `built` and indexed as `docs` (same order); a stored row of a newer
-    revision is kept. Returns the engine-ready documents."""
+@dataclass
+class Derived:
+    """What indexing records writes besides the index, all from one build: the built records (and their bytes),
+    their index documents, and their renditions in the OAI_PRERENDER formats."""
+
+    rows: list[dict]
+    built: list[dict]
+    data: list[bytes]
+    docs: list[dict]
+    renditions: list[dict]
+
+
+def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: RenderContext,
+           rows: list[dict]) -> Derived:
+    """Build records `rows` (live records rows) as the index gets them, with their documents and renditions."""
+    built = records_mod.build_records(conn, settings, lookups, rows)
+    data = [orjson.dumps(record) for record in built]
+    ready = renditions.rendered(ctx, renderers(settings.oai_prerender), built, data)
+    return Derived(rows, built, data, [to_index_document(record) for record in built], ready)
+
+
+def save(conn: Connection, settings: Settings, search: SearchBackend, derived: Derived) -> list[Entry]:
+    """Upsert the built_records rows and renditions of `derived` (a stored row of a newer revision is kept); to be
+    written before the index. Returns the engine-ready documents."""
     engine = form(settings, search)
-    values = []
-    for row, record, doc in zip(rows, built, docs, strict=True):
-        data = orjson.dumps(record)
-        values.append({"record_id": row["id"], "revision": row["revision"], "updated": row["updated"],
-                       "record": data, "digest": hashlib.sha256(data).hexdigest(), "engine": engine,
-                       "document": search.engine_document(doc)})
+    values = [{"record_id": row["id"], "revision": row["revision"], "updated": row["updated"], "record": data,
+               "digest": renditions.source_digest(data).hex(), "engine": engine,
+               "document": search.engine_document(doc)}
+              for row, data, doc in zip(derived.rows, derived.data, derived.docs, strict=True)]  # fmt: skip
     upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
+    renditions.store(conn, derived.renditions)
     return [(v["record_id"], v["revision"], v["document"]) for v in values]
 
 
@@ -102,7 +127,6 @@ def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: li
     """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
     with db.read() as conn:
         rows = [row for row in records_mod.get_rows(conn, recids) if row["deleted"] is None]
-        built = records_mod.build_records(conn, settings, DatabaseLookups(conn), rows)
-    docs = [to_index_document(record) for record in built]
+        derived = derive(conn, settings, DatabaseLookups(conn), render_context(settings, db), rows)
     with db.write() as conn:
-        return store(conn, settings, search, rows, built, docs)
+        return save(conn, settings, search, derived)

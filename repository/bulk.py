@@ -23,15 +23,12 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, insert, select, text
 
-from repository import built_records, community_requests, pids, renditions
-from repository import records as records_mod
+from repository import built_records, community_requests, pids
 from repository.config import Settings
 from repository.deposits import _embargo_until
 from repository.files import FileStore, StoredFile, guess_mimetype
-from repository.oai.response import renderers
 from repository.rendering import render_context
 from repository.search.backend import SearchBackend
-from repository.search.documents import to_index_document
 from repository.storage import Database
 from repository.storage.tables_deposits import (
     buckets,
@@ -163,13 +160,11 @@ class BulkLoader:
 
         mark = time.perf_counter()
         with self.db.read() as conn:
-            built = records_mod.build_records(conn, self.settings, DatabaseLookups(conn), rows)
-        docs = [to_index_document(record) for record in built]
-        ready = renditions.rendered(render_context(self.settings, self.db), renderers(self.settings.oai_prerender),
-                                    built)
+            derived = built_records.derive(conn, self.settings, DatabaseLookups(conn),
+                                           render_context(self.settings, self.db), rows)
         with self.db.write() as conn:  # the stored copies before the index, as the indexer writes them
-            built_records.store(conn, self.settings, self.search, rows, built, docs)
-            renditions.store(conn, ready)
+            built_records.save(conn, self.settings, self.search, derived)
+        docs = derived.docs
         report.phases["build"] += time.perf_counter() - mark
 
         mark = time.perf_counter()

@@ -12,12 +12,10 @@ from collections.abc import Callable
 
 from sqlalchemy import insert, select, update
 
-from repository import built_records, renditions
+from repository import built_records
 from repository import records as records_mod
 from repository.config import Settings
-from repository.oai.response import renderers
 from repository.search.backend import SearchBackend
-from repository.search.documents import to_index_document
 from repository.storage import Database
 from repository.storage.tables_deposits import concepts, outbox, records
 from repository.timeutil import utcnow
@@ -93,18 +91,16 @@ class Indexer:
             with self.db.read() as conn:
                 found = records_mod.get_rows(conn, recids)
                 live = [r for r in found if r["deleted"] is None]
-                built = records_mod.build_records(conn, self.settings, self.lookups_factory(conn), live)
-            docs = [to_index_document(rec) for rec in built]
+                derived = built_records.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
+                                               live)
             gone = [r for r in recids if r not in {x["id"] for x in live}]
-            ready = renditions.rendered(self.render_context(), renderers(self.settings.oai_prerender), built)
             # The stored copies first: a crash before the index write leaves them newer than the index, and the
             # retry of these outbox rows (still pending) brings the index up to them.
             with self.db.write() as conn:
-                built_records.store(conn, self.settings, self.search, live, built, docs)
+                built_records.save(conn, self.settings, self.search, derived)
                 built_records.remove(conn, gone)
-                renditions.store(conn, ready)
-            if docs:
-                self.search.index(docs)
+            if derived.docs:
+                self.search.index(derived.docs)
             if gone:
                 self.search.delete(gone)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry

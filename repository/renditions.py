@@ -97,13 +97,15 @@ def _digest_built(db: Database, recids: list[int]) -> None:
             )
 
 
-def rendered(ctx: RenderContext, renderers: list[tuple[str, Render]], built: list[dict]) -> list[dict]:
-    """Rendition rows of the built records `built` in each (format name, render) of `renderers`, for `store`: what
+def rendered(ctx: RenderContext, renderers: list[tuple[str, Render]], built: list[dict],
+             data: list[bytes]) -> list[dict]:
+    """Rendition rows of the built records `built` (`data`: their orjson bytes, as built_records stores them) in
+    each (format name, render) of `renderers`, for `store`: what
     the indexer writes next to the records it indexes, so that harvests find them ready. A record that a renderer
     fails on is left out (logged): it is rendered again, and the failure shown, when it is asked for."""
     if not renderers or not built:
         return []
-    sources = {record["id"]: source_digest(orjson.dumps(record)) for record in built}
+    sources = {record["id"]: source_digest(dumped) for record, dumped in zip(built, data, strict=True)}
     rows = []
     for fmt, render in renderers:
         salt = _salt(fmt, ctx, render)

@@ -5,7 +5,7 @@ from sqlalchemy import delete, select, update
 from test_built_records import new_version
 
 from repository import reindex
-from repository.storage.tables_derived import built_records
+from repository.storage.tables_derived import built_records, renditions
 from scripts import reindex as reindex_script
 from scripts import takedown, worker
 
@@ -149,3 +149,15 @@ def test_writes_during_a_rebuild_reach_the_new_index(app, client, auth, settings
 
 def ids(client, **args) -> list[int]:  # type: ignore[no-untyped-def]
     return [h["id"] for h in client.get("/api/records/", query_string=args).json["hits"]["hits"]]
+
+
+def test_records_built_again_by_a_rebuild_get_their_renditions(app, client, auth, settings):
+    dep = published(client, auth, title="Rendered on rebuild")
+    db = app.extensions["repository"].db
+    with db.write() as conn:  # as after a release: no stored copy, no rendition
+        conn.execute(delete(renditions))
+        conn.execute(delete(built_records))
+    assert reindex_script.main(["--quiet"], settings) == 0
+    with db.read() as conn:
+        kept = set(conn.execute(select(renditions.c.record_id, renditions.c.format)).all())
+    assert kept == {(dep["id"], "oai:oai_dc"), (dep["id"], "oai:oai_registry")}
