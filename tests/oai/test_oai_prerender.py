@@ -9,6 +9,7 @@ from factories import publish, published
 from oai_client import Oai
 from sqlalchemy import event, select
 
+from repository import built_records
 from repository.config import Settings, StartupError
 from repository.storage.tables_derived import renditions
 
@@ -62,3 +63,15 @@ def test_record_content_cannot_forge_a_metadata_slot(oai: Oai, client, auth):
         assert forged in "".join(reply.xpath("//text()"))
     assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc").one(
         "//dc:title/text()") == forged
+
+
+def test_a_renderer_failing_at_indexing_leaves_the_rendition_to_the_harvest(oai: Oai, client, auth, db, monkeypatch):
+    def broken(record, ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("renderer bug")
+
+    monkeypatch.setattr(built_records, "renderers", lambda prefixes: [("oai:oai_dc", broken)])
+    dep = published(client, auth, title="Indexed anyway")  # the publish and its indexing succeed
+    assert client.get("/api/records/", query_string={"q": "Indexed anyway"}).json["hits"]["total"] == 1
+    assert stored(db) == {}
+    reply = oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc")
+    assert reply.one("//dc:title/text()") == "Indexed anyway"  # rendered when asked for
