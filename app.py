@@ -12,6 +12,7 @@ from werkzeug.routing import IntegerConverter
 
 from repository import web
 from repository.config import Settings
+from repository.cors import install_cors
 from repository.ratelimit import install_limiter
 from repository.storage import open_database, upgrade
 
@@ -60,12 +61,14 @@ def create_app(settings: Settings | None = None) -> Flask:
     services = web.Services(settings=settings, db=db, extras={"secret": app.config["SECRET_KEY"].encode()})
     app.extensions["repository"] = services
     web.install(app)
+    install_cors(app)
     services.extras["limiter"] = install_limiter(app, settings, web.resolve_identity)
     web.install_checks(app)
 
     _install_services(services)
 
     from repository.api import (
+        badges,
         communities,
         community_requests,
         datadesc,
@@ -87,7 +90,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
-                      landing.bp, datadesc.bp):
+                      landing.bp, datadesc.bp, badges.bp):
         app.register_blueprint(blueprint)
     oai.install_limits(app, services.extras["limiter"], settings)
     if settings.BENCH_CEILING_ENDPOINT:
@@ -100,7 +103,8 @@ def create_app(settings: Settings | None = None) -> Flask:
 
 def _install_services(services: web.Services) -> None:
     """The file store, the search engine, the DOI registrar and the outbox indexer."""
-    from repository.files import FileStore
+    from repository.datadesc.jobs import Jobs
+    from repository.files import FileStore, Sweeper
     from repository.indexer import Indexer
     from repository.record_cache import RecordCache
     from repository.registrar import open_registrar
@@ -121,5 +125,11 @@ def _install_services(services: web.Services) -> None:
         record_cache=RecordCache(),
     )
     indexer.on_pass.append(install_validations(services))  # data-description documents left pending
+    # Background jobs of /api/datadesc/validate: those a dead process left, and the sweep of expired ones.
+    services.extras["validation_jobs"] = Jobs(settings.INSTANCE_PATH, settings.DATADESC_JOB_RETENTION)
+    indexer.on_pass.append(services.extras["validation_jobs"].on_pass)
+    # Orphan files (a crashed upload's temporary file), in both shapes: this thread or scripts/worker.py.
+    indexer.on_pass.append(Sweeper(db, services.extras["files"], settings.FILES_SWEEP_INTERVAL,
+                                   settings.FILES_ORPHAN_AGE))
     if settings.BACKGROUND_WORKER:
         indexer.start()

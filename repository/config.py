@@ -35,6 +35,13 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _positive_float(raw: str) -> float:
+    value = float(raw.strip())
+    if not value >= 0:  # NaN too
+        raise ValueError("expected a non-negative number")
+    return value
+
+
 def _str(raw: str) -> str:
     return raw.strip()
 
@@ -66,8 +73,10 @@ def _search_url(raw: str) -> str:
 
 def _storage_uri(raw: str) -> str:
     scheme = urlsplit(raw.strip()).scheme
-    if scheme not in {"memory", "redis", "rediss", "redis+sentinel", "redis+cluster"}:
-        raise ValueError("expected memory:// or redis://host:6379/0")
+    if scheme not in {"file", "memory", "redis", "rediss", "redis+sentinel", "redis+cluster"}:
+        raise ValueError("expected file:///path, memory:// or redis://host:6379/0")
+    if scheme == "file" and not urlsplit(raw.strip()).path.strip("/"):
+        raise ValueError("expected a file path such as file:///srv/instance/ratelimit.counters")
     return raw.strip()
 
 
@@ -103,6 +112,19 @@ def _oai_prefixes(raw: str) -> str:
     if unknown:
         raise ValueError(f"unknown metadataPrefix {', '.join(unknown)}; expected some of {', '.join(OAI_FORMATS)}")
     return ",".join(names)
+
+
+# The specification's prefixes. The production one belongs to the reference service: DataCite refuses (or files under
+# that service) any DOI another repository mints with it, so REGISTRAR=datacite needs DOI_PREFIX set explicitly.
+DEFAULT_DOI_PREFIX = "10.5281"
+DEFAULT_SANDBOX_DOI_PREFIX = "10.5072"
+
+
+def _doi_prefix(raw: str) -> str:
+    value = raw.strip()
+    if not re.fullmatch(r"10\.\d+(\.\d+)*", value):
+        raise ValueError("expected a DOI prefix such as 10.12345 (10. followed by digits, dots allowed)")
+    return value
 
 
 def setting(default: Any, help: str, parse: Callable[[str], Any] = _str) -> Any:
@@ -141,7 +163,16 @@ class Settings:
     BASE_URL: str = setting(
         "https://127.0.0.1:5000", "Public root of the service, used in every link it gives out.", _base_url
     )
-    SANDBOX: bool = setting(False, "Test instance: DOIs get the prefix 10.5072 instead of 10.5281.", _bool)
+    SANDBOX: bool = setting(False, "Test instance: new DOIs get SANDBOX_DOI_PREFIX instead of DOI_PREFIX.", _bool)
+    DOI_PREFIX: str = setting(
+        DEFAULT_DOI_PREFIX,
+        "Registrant prefix of new DOIs (10.NNNN): your DataCite prefix; required explicitly with REGISTRAR=datacite. "
+        "Existing DOIs keep theirs.",
+        _doi_prefix,
+    )
+    SANDBOX_DOI_PREFIX: str = setting(
+        DEFAULT_SANDBOX_DOI_PREFIX, "Prefix of new DOIs on a test instance (SANDBOX=true).", _doi_prefix
+    )
     DOI_NAMESPACE: str = setting("repository", "DOI suffix namespace: DOIs are <prefix>/<namespace>.<recid>.")
     REGISTRAR: str = setting(
         "local", "DOI registration: local (recorded only) or datacite (DataCite REST API).", _choice("local", "datacite")
@@ -158,6 +189,9 @@ class Settings:
     TRUSTED_PROXIES: int = setting(
         0, "Number of reverse proxies whose X-Forwarded-Proto/-For headers are trusted.", _positive_int
     )
+    HSTS_MAX_AGE: int = setting(
+        31536000, "Strict-Transport-Security max-age (seconds) sent on HTTPS responses; 0: not sent.", _positive_int
+    )
     AUTO_MIGRATE: str = setting(
         "auto",
         "Run database migrations at start-up: auto (only on SQLite), true or false (use scripts/migrate.py).",
@@ -165,17 +199,39 @@ class Settings:
     )
     RATELIMIT_ENABLED: bool = setting(True, "Enforce rate limits (switch off only for private benchmarks).", _bool)
     RATELIMIT_STORAGE_URI: str = setting(
-        "memory://", "Where rate-limit counters live: memory:// or redis://host:6379/0 (shared).", _storage_uri
+        "file://{INSTANCE_PATH}/ratelimit.counters",
+        "Where rate-limit counters live: file:///path (shared by the processes of one machine), redis://host:6379/0 "
+        "(shared by several machines) or memory:// (each process its own).",
+        _storage_uri,
     )
     RATELIMIT_GUEST: str = setting("60/minute;2000/hour", "Limits for requests without a token (per address).", _limits)
     RATELIMIT_USER: str = setting("100/minute;5000/hour", "Limits for authenticated requests (per user).", _limits)
     RATELIMIT_OAI: str = setting("120/minute", "Limit on the OAI-PMH endpoint.", _limits)
     RATELIMIT_THUMBNAILS: str = setting("20/minute", "Limit on image thumbnails.", _limits)
+    THUMBNAIL_MAX_PIXELS: int = setting(
+        40_000_000,
+        "Largest image (width x height, after a JPEG's reduced-scale decoding) decoded for a thumbnail; a larger "
+        "one answers 422. Each decoding holds up to 4 bytes per pixel.",
+        _positive_int,
+    )
+    THUMBNAIL_CONCURRENCY: int = setting(
+        2, "Thumbnails decoded at once on this machine (all processes); a request past it answers 503.", _positive_int
+    )
     BENCH_CEILING_ENDPOINT: bool = setting(
         False, "Serve /api/_ceiling, a fixed 5 KB JSON answer: the ceiling scripts/bench.py compares against.", _bool
     )
     BACKGROUND_WORKER: bool = setting(
         True, "Run the outbox worker (index and DOI retries) as a thread in each server process (embedded shape).", _bool
+    )
+    FILES_SWEEP_INTERVAL: int = setting(
+        600, "Seconds between two sweeps of FILES_ROOT by the background worker (thread or scripts/worker.py).",
+        _positive_int,
+    )
+    FILES_ORPHAN_AGE: int = setting(
+        3600,
+        "Age in seconds past which the sweep removes a file no row points at (a crashed upload's temporary file); "
+        "an upload in progress keeps its temporary file younger.",
+        _positive_int,
     )
     MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
     MAX_MULTIPART_BYTES: int = setting(
@@ -201,6 +257,34 @@ class Settings:
     )
     DATADESC_BLOCK_PUBLISH: bool = setting(
         False, "Refuse to publish a deposit while any of its data-description documents is invalid or pending.", _bool
+    )
+    DATADESC_GUEST_MAX_BYTES: int = setting(
+        2_000_000,
+        "Largest request a guest (no token) may send to /api/datadesc/validate, in bytes; with a token the limit "
+        "is MAX_MULTIPART_BYTES (and a document itself MAX_JSON_BYTES). Larger data: deposit it, validation runs "
+        "in the background there.",
+        _positive_int,
+    )
+    DATADESC_VALIDATE_SECONDS: float = setting(
+        10.0,
+        "CPU seconds one /api/datadesc/validate request may spend checking table rows; past them the report "
+        "says where the check stopped (code time-limit).",
+        _positive_float,
+    )
+    DATADESC_ASYNC_BYTES: int = setting(
+        5_000_000,
+        "A token holder's /api/datadesc/validate request larger than this (document and files, in bytes) is "
+        "validated whole in the background: 202 and a job to poll (?async=true|false chooses explicitly).",
+        _positive_int,
+    )
+    DATADESC_JOB_RETENTION: int = setting(
+        86400,
+        "Seconds a background validation job (its uploaded files and its report, under "
+        "INSTANCE_PATH/validation-jobs) is kept after its submission.",
+        _positive_int,
+    )
+    DATADESC_JOBS_PER_USER: int = setting(
+        5, "Background validation jobs a user may have waiting at once; past them, 429.", _positive_int
     )
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
 
@@ -232,6 +316,7 @@ class Settings:
         unknown = set(overrides) - {f.name for f in cls.declarations()}
         if unknown:
             raise StartupError("Unknown setting(s): " + ", ".join(sorted(unknown)))
+        _check_doi_prefix(parsed, explicit=set(overrides) | {name for name in values if name in parsed})
         instance = os.path.abspath(str(parsed["INSTANCE_PATH"]))
         parsed["INSTANCE_PATH"] = instance
         for name, value in parsed.items():
@@ -246,7 +331,8 @@ class Settings:
 
     @property
     def doi_prefix(self) -> str:
-        return "10.5072" if self.SANDBOX else "10.5281"
+        """The prefix of DOIs minted from now on (DOIs already given keep theirs)."""
+        return self.SANDBOX_DOI_PREFIX if self.SANDBOX else self.DOI_PREFIX
 
     @property
     def oai_prerender(self) -> list[str]:
@@ -262,6 +348,24 @@ class Settings:
         if self.AUTO_MIGRATE == "auto":
             return self.DATABASE_URL.startswith("sqlite")
         return self.AUTO_MIGRATE == "true"
+
+
+def _check_doi_prefix(parsed: dict[str, Any], explicit: set[str]) -> None:
+    """Prefixes are well-formed; REGISTRAR=datacite registers DOIs for real, so it refuses a prefix nobody chose."""
+    for name in ("DOI_PREFIX", "SANDBOX_DOI_PREFIX"):  # a typed override skips the parser: check it here too
+        try:
+            _doi_prefix(str(parsed[name]))
+        except ValueError as exc:
+            raise StartupError(f"Setting {name}={parsed[name]!r} is invalid: {exc}") from None
+    if parsed["REGISTRAR"] != "datacite":
+        return
+    name = "SANDBOX_DOI_PREFIX" if parsed["SANDBOX"] else "DOI_PREFIX"
+    if name not in explicit:
+        raise StartupError(
+            f"Setting {name} is required when REGISTRAR=datacite: the default {parsed[name]} is not your prefix "
+            "(it belongs to another DOI registrant), so DataCite would refuse the DOIs or file them under someone "
+            f"else. Set {name} to the prefix of your DataCite repository account (e.g. 10.12345)."
+        )
 
 
 def settings_table() -> str:

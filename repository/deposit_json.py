@@ -92,7 +92,7 @@ def _render(settings: Settings, row: dict, facts: dict, objs: list[dict]) -> dic
     state, submitted = _state(row)
     api = f"{base}/api/deposit/depositions/{dep_id}"
     metadata = {k: v for k, v in row["metadata"].items() if k in METADATA_KEYS}
-    own_doi = pids.service_doi(settings, dep_id)
+    own_doi = pids.own_doi(settings, row)
     if submitted:
         metadata["doi"] = row["doi"]
     if row["prereserved"] or (not submitted and row["doi"] == own_doi and facts["latest"]):

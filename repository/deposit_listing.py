@@ -21,6 +21,16 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() in {"", "1", "true", "yes"}
 
 
+def latest_versions(rows: list[dict]) -> list[dict]:
+    """Per concept, its latest published version and any unpublished draft (a first version, or a new version
+    being prepared): a published version stays the latest until a newer one is published. Order is kept."""
+    published: dict[int, int] = {}
+    for row in rows:
+        if row["status"] == "published":
+            published[row["conceptrecid"]] = max(row["id"], published.get(row["conceptrecid"], row["id"]))
+    return [r for r in rows if r["status"] != "published" or published[r["conceptrecid"]] == r["id"]]
+
+
 def list_deposits(
     conn: Connection, settings: Settings, owner_id: int, args: Mapping[str, str]
 ) -> tuple[list[dict], str]:
@@ -35,17 +45,13 @@ def list_deposits(
     page, size = paging.number, paging.size
 
     query = select(deposits).where(deposits.c.owner_id == owner_id)
-    if status == "draft":
-        query = query.where((deposits.c.status == "draft") | deposits.c.editing)
-    elif status == "published":
-        query = query.where(deposits.c.status == "published")
     rows = [dict(r) for r in conn.execute(query.order_by(deposits.c.modified.desc(), deposits.c.id.desc())).mappings()]
     if not _truthy(args.get("all_versions")):
-        newest: dict[int, dict] = {}
-        for row in rows:
-            if row["conceptrecid"] not in newest or row["id"] > newest[row["conceptrecid"]]["id"]:
-                newest[row["conceptrecid"]] = row
-        rows = [r for r in rows if newest[r["conceptrecid"]] is r]
+        rows = latest_versions(rows)
+    if status == "draft":
+        rows = [r for r in rows if r["status"] == "draft" or r["editing"]]
+    elif status == "published":
+        rows = [r for r in rows if r["status"] == "published"]
     if args.get("q"):
         from repository.deposit_query import matching
 

@@ -42,18 +42,20 @@ def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False
 
 def _doi_policy(ctx: Context, dep: dict) -> DoiPolicy:
     """Which DOIs this deposit may take: its reserved one or an external one, or only the one it has."""
-    own = pids.service_doi(ctx.settings, dep["id"])
+    own = pids.own_doi(ctx.settings, dep)
     locked = None
     if dep["status"] == "published" and not dep["doi_external"]:
         locked = dep["doi"]
     elif dep.get("version_draft"):
         locked = own
-    return DoiPolicy(prefix=ctx.settings.doi_prefix, reserved=own, locked=locked)
+    return DoiPolicy(
+        prefix=ctx.settings.doi_prefix, reserved=own, locked=locked, test_prefix=ctx.settings.SANDBOX_DOI_PREFIX
+    )
 
 
 def _apply_doi(conn: Connection, ctx: Context, dep: dict, metadata: dict, given: Any) -> dict[str, Any]:
     """The deposit's DOI columns after `metadata` was validated; an external DOI must not be taken already."""
-    own = pids.service_doi(ctx.settings, dep["id"])
+    own = pids.own_doi(ctx.settings, dep)
     doi = metadata.get("doi")
     if doi is None or doi.lower() == own.lower():
         if dep.get("doi_external") and dep["status"] == "published" and isinstance(given, dict) and "doi" in given:
@@ -175,6 +177,8 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if dep["status"] == "published" and not dep["editing"]:
         raise BadRequest("The deposition is already published.")
+    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after.
+    files.hold_bucket(conn, dep["bucket_id"])
     dep["version_draft"] = is_version_draft(conn, dep)
     errors: list[dict] = []
     try:
@@ -190,7 +194,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     now = utcnow()
     recid = dep["id"]
     if dep["status"] == "draft":
-        doi = dep["doi"] if dep["doi_external"] else pids.service_doi(ctx.settings, recid)
+        doi = dep["doi"] if dep["doi_external"] else pids.own_doi(ctx.settings, dep)
         if pids.doi_taken(conn, doi, recid):
             raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
         conn.execute(
@@ -239,7 +243,11 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     )
     from repository import community_requests  # the requests module needs the records written above
 
+    accepted = community_requests.accepted_communities(conn, [dep["conceptrecid"]])
     community_requests.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata)
+    if dep["status"] == "draft" or accepted != community_requests.accepted_communities(conn, [dep["conceptrecid"]]):
+        # The other versions show the latest one, the count and the concept's communities: they changed too.
+        records_mod.touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
     if not dep["doi_external"]:
         _queue(conn, "register_doi", recid)
     siblings = version_ids(conn, dep["conceptrecid"])

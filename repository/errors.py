@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 from typing import Any
 
@@ -98,6 +99,23 @@ class UnprocessableEntity(ApiError):
 class ServiceUnavailable(ApiError):
     status = 503
     default_message = "Service Unavailable"
+
+
+class InsufficientStorage(ApiError):
+    """507: the disk (or the quota) holding files or the database is full; nothing was stored."""
+
+    status = 507
+    default_message = "Insufficient Storage"
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def disk_full(exc: BaseException) -> InsufficientStorage | None:
+    """The 507 for an OSError of a full disk or quota (ENOSPC, EDQUOT), None for any other error."""
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+        return InsufficientStorage("The server's storage is full: nothing was stored. Retry later.")
+    return None
 
 
 def field_error(field: str | None, message: str) -> dict[str, Any]:

@@ -3,10 +3,14 @@ object versions that point at file instances, so a snapshot shares bytes instead
 
 from __future__ import annotations
 
+import errno
+import functools
 import hashlib
+import logging
 import mimetypes
 import os
 import time
+import unicodedata
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,14 +18,30 @@ from typing import Any, BinaryIO
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
+from repository.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    disk_full,
+)
+from repository.storage import Database
+from repository.storage.engine import after_commit
 from repository.storage.tables_deposits import buckets, file_instances, objects
 from repository.timeutil import utcnow
 
 CHUNK = 1024 * 1024  # 1 MiB reads: 64 KiB chunks were measured 2.3x slower for large uploads
-MAX_KEY_LENGTH = 1000
+MAX_KEY_LENGTH = 1000  # the column; a key stored by a bucket PUT is one name of at most MAX_NAME_BYTES
+MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
+# Bidirectional embeddings, overrides and isolates: `gpj.exe` shown reversed as `exe.jpg`.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 TMP_DIR = ".tmp"
 ORPHAN_AGE_SECONDS = 3600
+SWEEP_BATCH = 500  # files looked up per query by the sweep
+
+log = logging.getLogger("repository.files")
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,7 @@ class FileStore:
         file_id = str(uuid.uuid4())
         uri = os.path.join(file_id[:2], file_id[2:4], file_id)
         tmp = os.path.join(self.root, TMP_DIR, file_id)
+        final = self.path(uri)
         digest = hashlib.md5(usedforsecurity=False)
         try:
             with open(tmp, "wb") as out:
@@ -59,14 +80,18 @@ class FileStore:
                 out.flush()
                 if durable:
                     os.fsync(out.fileno())
-            final = self.path(uri)
             os.makedirs(os.path.dirname(final), exist_ok=True)
             os.replace(tmp, final)
             if durable:
                 _fsync_dir(os.path.dirname(final))
-        except BaseException:
-            _unlink(tmp)
-            raise
+        except BaseException as exc:
+            for path in (tmp, final):  # nothing is left behind, whichever step failed
+                _discard(path)
+            error = _store_error(exc)
+            if error is None:
+                raise
+            log.error("cannot write to the file store %s: %s", self.root, exc)
+            raise error from exc
         return StoredFile(file_id, uri, size, "md5:" + digest.hexdigest())
 
     def sync(self) -> None:
@@ -78,19 +103,72 @@ class FileStore:
         _unlink(self.path(uri))
 
     def sweep(self, conn: Connection, min_age: float = ORPHAN_AGE_SECONDS) -> int:
-        """Remove files no database row points at (left by a crash between write and commit); returns a count."""
-        known = {row.uri for row in conn.execute(select(file_instances.c.uri))}
-        removed = 0
+        """Remove the files older than `min_age` seconds that no row points at; returns a count. They are the
+        temporary files of uploads that crashed or were abandoned, and files written just before a commit that
+        never happened. An upload in progress writes its temporary file at every chunk, and a file is recorded
+        moments after it is renamed into place, so neither is ever that old. Memory stays flat: rows are looked
+        up by file id in batches, each in a short transaction."""
         cutoff = time.time() - min_age
+        removed = 0
+        batch: list[tuple[str, str]] = []
         for directory, _dirs, names in os.walk(self.root):
+            temporary = os.path.relpath(directory, self.root) == TMP_DIR
             for name in names:
                 path = os.path.join(directory, name)
-                uri = os.path.relpath(path, self.root)
-                if uri in known or os.path.getmtime(path) > cutoff:
+                if not _older_than(path, cutoff):
                     continue
-                _unlink(path)
-                removed += 1
+                if temporary:  # never recorded: a row is written only after the rename into place
+                    removed += _swept(path)
+                    continue
+                batch.append((os.path.relpath(path, self.root), path))
+                if len(batch) >= SWEEP_BATCH:
+                    removed += _sweep_batch(conn, batch, cutoff)
+                    batch = []
+        return removed + (_sweep_batch(conn, batch, cutoff) if batch else 0)
+
+
+class Sweeper:
+    """The background worker's sweep of the store, at most every `interval` seconds (the first call sweeps):
+    one of its periodic tasks in both shapes (the thread of each server process, and scripts/worker.py)."""
+
+    def __init__(self, db: Database, store: FileStore, interval: float, min_age: float) -> None:
+        self.db, self.store, self.interval, self.min_age = db, store, interval, min_age
+        self._due = 0.0
+
+    def __call__(self) -> int:
+        now = time.monotonic()
+        if now < self._due:
+            return 0
+        self._due = now + self.interval
+        with self.db.read() as conn:
+            removed = self.store.sweep(conn, self.min_age)
+        if removed:
+            log.info("swept %d orphan file(s) older than %d s from %s", removed, self.min_age, self.store.root)
         return removed
+
+
+def _older_than(path: str, cutoff: float) -> bool:
+    try:
+        return os.path.getmtime(path) <= cutoff
+    except FileNotFoundError:  # renamed into place or removed meanwhile
+        return False
+
+
+def _swept(path: str) -> int:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return 0
+    return 1
+
+
+def _sweep_batch(conn: Connection, batch: list[tuple[str, str]], cutoff: float) -> int:
+    """Remove the files of `batch` ((uri, path) pairs) that no row points at; a file's name is its id."""
+    ids = [os.path.basename(uri) for uri, _path in batch]
+    query = select(file_instances.c.uri).where(file_instances.c.id.in_(ids))
+    known = set(conn.execute(query).scalars())
+    conn.rollback()  # no transaction held open while the disk is walked
+    return sum(_swept(path) for uri, path in batch if uri not in known and _older_than(path, cutoff))
 
 
 def _check_limit(size: int, limit: int | None) -> None:
@@ -118,6 +196,29 @@ def _unlink(path: str) -> None:
         pass
 
 
+def _discard(path: str) -> None:
+    """Remove `path` if it can be (cleaning up after a failure that must stay the error reported)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# Errors of a store that cannot be written at all (read-only, permissions, I/O error, a volume gone): 503.
+_STORE_DOWN_ERRNOS = frozenset(
+    {errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.ENOENT, errno.ENOTDIR, errno.ESTALE}
+)
+
+
+def _store_error(exc: BaseException) -> ApiError | None:
+    """The answer for an OSError of the store: 507 when full, 503 when it cannot be written; None otherwise (a
+    client's connection errors keep their own handling)."""
+    full = disk_full(exc)
+    if full is not None or not isinstance(exc, OSError) or exc.errno not in _STORE_DOWN_ERRNOS:
+        return full
+    return ServiceUnavailable("The file storage is not available: nothing was stored. Retry later.")
+
+
 def _fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -126,11 +227,44 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def normalise_key(key: str) -> str:
+    """The key in Unicode NFC, so that two names that look the same (a precomposed `é` and `e` plus a combining
+    accent, as macOS sends them) are one file."""
+    return unicodedata.normalize("NFC", key)
+
+
 def check_key(key: str) -> str:
-    """A bucket key: any name up to 1000 characters, without control characters; it never becomes a path."""
-    if not key or len(key) > MAX_KEY_LENGTH or any(ord(c) < 32 or ord(c) == 127 for c in key):
-        raise BadRequest(f"Invalid file name: it must be 1 to {MAX_KEY_LENGTH} printable characters.")
+    """A stored file name, normalised to NFC; BadRequest unless it is one path segment of 1 to 255 bytes in
+    UTF-8 (what file systems allow, so a downloader can save it), not `.` or `..`, without `/` or `\\` (a path
+    separator for Windows downloaders) and without control characters, bidirectional overrides (names that
+    show reversed) or U+FFFD (left by invalid UTF-8 in the URL). Keys never become paths on our disk."""
+    key = normalise_key(key)
+    field = [{"field": "key", "message": "Invalid file name."}]
+    if not key:
+        raise BadRequest("Invalid file name: it is empty.", errors=field)
+    if key in (".", ".."):
+        raise BadRequest(f"Invalid file name: {key!r} is not a file name.", errors=field)
+    if len(key.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise BadRequest(f"Invalid file name: it is longer than {MAX_NAME_BYTES} bytes in UTF-8.", errors=field)
+    bad = next((c for c in key if c in "/\\" or c in _BIDI_CONTROLS or c == "\ufffd"
+                or unicodedata.category(c) in ("Cc", "Cs")), None)
+    if bad is not None:
+        raise BadRequest(f"Invalid file name: it contains the character U+{ord(bad):04X}, which is not allowed.",
+                         errors=field)
     return key
+
+
+def upload_key(path: str) -> str:
+    """The file name a bucket PUT to `path` stores: its last path segment (the specification), checked by
+    `check_key`; BadRequest when any segment is `.` or `..` or the path ends with a `/`."""
+    segments = normalise_key(path).split("/")
+    if any(segment in (".", "..") for segment in segments):
+        raise BadRequest("Invalid file name: `.` and `..` segments are not allowed.",
+                         errors=[{"field": "key", "message": "Invalid file name."}])
+    if not segments[-1]:
+        raise BadRequest("Invalid file name: the path ends with `/`; name the file after the last `/`.",
+                         errors=[{"field": "key", "message": "Invalid file name."}])
+    return check_key(segments[-1])
 
 
 def guess_mimetype(key: str) -> str:
@@ -180,14 +314,34 @@ def objects_of_buckets(conn: Connection, bucket_ids: Iterable[str]) -> dict[str,
 
 
 def get_object(conn: Connection, bucket_id: str, key: str) -> dict:
-    for obj in list_objects(conn, bucket_id):
+    """The object stored under `key`, or under the same name in another Unicode normal form (keys are stored in
+    NFC; older ones may not be); NotFound otherwise."""
+    objs = list_objects(conn, bucket_id)
+    for obj in objs:
         if obj["key"] == key:
+            return obj
+    key = normalise_key(key)
+    for obj in objs:
+        if normalise_key(obj["key"]) == key:
             return obj
     raise NotFound("The file does not exist.")
 
 
+def hold_bucket(conn: Connection, bucket_id: str) -> dict:
+    """Lock the bucket's row until the transaction ends and return it (NotFound once it is gone).
+
+    Every write to a bucket takes this lock before it looks at the bucket, and so do publish (before its snapshot)
+    and a draft's deletion (before dropping the bucket): on PostgreSQL a write then either commits before the
+    snapshot and is in it, or waits and finds the bucket locked (403) or gone (404). SQLite's write transactions
+    hold the whole database already (`FOR UPDATE` is not rendered there)."""
+    row = conn.execute(select(buckets).where(buckets.c.id == bucket_id).with_for_update()).mappings().first()
+    if row is None:
+        raise NotFound("Bucket does not exist.")
+    return dict(row)
+
+
 def _check_unlocked(conn: Connection, bucket_id: str) -> None:
-    if get_bucket(conn, bucket_id)["locked"]:
+    if hold_bucket(conn, bucket_id)["locked"]:
         raise Forbidden("Bucket is locked for modifications.")
 
 
@@ -297,6 +451,7 @@ def lock(conn: Connection, bucket_id: str) -> None:
 
 def drop_bucket(conn: Connection, bucket_id: str) -> list[str]:
     """Delete a bucket and its objects; returns the file ids they pointed at (maybe now unreferenced)."""
+    hold_bucket(conn, bucket_id)  # a write in progress lands first (and is returned) or finds the bucket gone
     file_ids = [o["file_id"] for o in list_objects(conn, bucket_id)]
     conn.execute(delete(objects).where(objects.c.bucket_id == bucket_id))
     conn.execute(delete(buckets).where(buckets.c.id == bucket_id))
@@ -312,4 +467,6 @@ def release_files(conn: Connection, store: FileStore, file_ids: Iterable[str]) -
         if row is None:
             continue
         conn.execute(delete(file_instances).where(file_instances.c.id == file_id))
-        store.remove(row.uri)
+        # The bytes go only once the row's deletion is committed: a rollback must find its file still there (a
+        # removal that fails leaves an orphan for the sweep).
+        after_commit(conn, functools.partial(_discard, store.path(row.uri)))

@@ -169,20 +169,24 @@ class Indexer:
                     )
                 )
 
+    def run_pass(self, grace: float = GRACE_SECONDS) -> int:
+        """One pass of the background worker, the same in both shapes: lift embargoes, apply the outbox, then the
+        other periodic work (`on_pass`). Each task survives the failure of another (a dead database or index);
+        returns how many outbox rows were applied."""
+        _survive(self.lift_embargoes)
+        done = _survive(lambda: self.process_pending(grace=grace)) or 0
+        for work in self.on_pass:
+            _survive(work)
+        return done
+
     def start(self, interval: float = 2.0) -> None:
-        """Retry failed rows in a daemon thread (the embedded shape's worker)."""
+        """Run the worker's passes in a daemon thread (the embedded shape's worker)."""
         if self._thread is not None:
             return
 
         def loop() -> None:
             while not self._stop.wait(interval):
-                try:
-                    self.lift_embargoes()
-                    self.process_pending(grace=GRACE_SECONDS)
-                    for work in self.on_pass:
-                        work()
-                except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
-                    log.exception("outbox worker pass failed")
+                self.run_pass()
 
         self._thread = threading.Thread(target=loop, name="outbox-worker", daemon=True)
         self._thread.start()
@@ -192,3 +196,12 @@ class Indexer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+
+
+def _survive(task: Callable[[], object]) -> object:
+    """Run one task of a worker pass; a failure is logged (and returns None) so the other tasks still run."""
+    try:
+        return task()
+    except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
+        log.exception("background worker task %r failed", task)
+        return None

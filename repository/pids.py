@@ -19,6 +19,15 @@ def service_doi(settings: Settings, recid: int) -> str:
     return f"{settings.doi_prefix}/{settings.DOI_NAMESPACE}.{recid}"
 
 
+def own_doi(settings: Settings, dep: dict) -> str:
+    """The service DOI of deposit row `dep`: the one it already holds once reserved or published (a changed
+    DOI_PREFIX never moves a DOI given out), else one under the current prefix."""
+    holds = dep.get("doi") and not dep.get("doi_external")
+    if holds and (dep.get("prereserved") or dep.get("status") == "published"):
+        return dep["doi"]
+    return service_doi(settings, dep["id"])
+
+
 def doi_taken(conn: Connection, doi: str, recid: int) -> bool:
     """Whether another record (or another deposit with an external DOI) already uses `doi`."""
     doi = doi.lower()

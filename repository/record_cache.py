@@ -1,6 +1,7 @@
-"""Built record dicts kept for a short while per process: reading a record then costs one query (its row) instead
-of seven. Keyed by id, revision and last change, so an edit or a community decision is never served stale; counts
-(views, downloads) may lag by at most the time to live."""
+"""Built record dicts kept for a short while per process: reading a record then costs one query (its row, with its
+concept's counts) instead of seven. Keyed by id, revision and last change, so an edit, a community decision or a
+new version of the same concept (which gives every other version a new revision) is never served stale; the
+counts (views, downloads) are not taken from here but from the row read with the request."""
 
 from __future__ import annotations
 

@@ -3,10 +3,12 @@ the serializers and OAI-PMH alike. Batched: a page of records costs a fixed numb
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from datetime import datetime
 from urllib.parse import quote
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select, update
 
 from repository import community_requests, files
 from repository.access import files_open
@@ -111,8 +113,9 @@ def _build(
         "badge": f"{base}/badge/doi/{row['doi']}.svg",
         "files": f"{api}/files",
         "versions": f"{api}/versions",
+        # Both redirect to the newest version when followed, so a copy kept by a client never leads astray.
         "latest": f"{base}/api/records/{latest}/versions/latest",
-        "latest_html": f"{base}/records/{latest}",
+        "latest_html": f"{base}/records/{latest}/latest",
     }
     if conceptdoi:
         links["conceptdoi"] = f"https://doi.org/{conceptdoi}"
@@ -159,8 +162,12 @@ def _stats(concept_stats: tuple[int, int, int], row: dict) -> dict[str, int]:
             "volume": volume, **version_stats(row)}
 
 
-def current_stats(conn: Connection, row: dict) -> dict[str, int]:
-    """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`)."""
+def current_stats(conn: Connection | None, row: dict) -> dict[str, int]:
+    """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`). A row read
+    by `get_row_with_counts` carries the concept's counts already: no query then."""
+    if CONCEPT_COUNTS in row:
+        return _stats(row[CONCEPT_COUNTS], row)
+    assert conn is not None, "a row without its concept's counts needs a connection"
     concept = row["conceptrecid"]
     return _stats(_concept_stats(conn, {concept}).get(concept, (0, 0, 0)), row)
 
@@ -190,7 +197,87 @@ def get_row(conn: Connection, recid: int) -> dict | None:
     return dict(row) if row is not None else None
 
 
+CONCEPT_COUNTS = "concept_counts"  # key of a row's (views, downloads, volume) summed over its concept
+
+
+def _row_with_counts_statement() -> Select:
+    siblings = records.alias("siblings")
+    concept = select(records.c.conceptrecid).where(records.c.id == bindparam("recid")).scalar_subquery()
+    sums = (
+        select(siblings.c.conceptrecid, func.sum(siblings.c.views).label("concept_views"),
+               func.sum(siblings.c.downloads).label("concept_downloads"),
+               func.sum(siblings.c.volume).label("concept_volume"))
+        .where(siblings.c.conceptrecid == concept)
+        .group_by(siblings.c.conceptrecid)
+        .subquery()
+    )  # fmt: skip
+    return (
+        select(records, sums.c.concept_views, sums.c.concept_downloads, sums.c.concept_volume)
+        .select_from(records.outerjoin(sums, sums.c.conceptrecid == records.c.conceptrecid))
+        .where(records.c.id == bindparam("recid"))
+    )
+
+
+# Built once: constructing this statement at every call cost several times what running it does.
+_ROW_WITH_COUNTS = _row_with_counts_statement()
+
+
+def get_row_with_counts(conn: Connection, recid: int) -> dict | None:
+    """The records row of `recid` and, under CONCEPT_COUNTS, its concept's (views, downloads, volume) summed
+    over every version: one query, so a record read shows the counts of this moment without a second one."""
+    row = conn.execute(_ROW_WITH_COUNTS, {"recid": recid}).mappings().first()
+    if row is None:
+        return None
+    found = dict(row)
+    found[CONCEPT_COUNTS] = tuple(int(found.pop(f"concept_{name}") or 0) for name in ("views", "downloads", "volume"))
+    return found
+
+
+def touch_versions(conn: Connection, conceptrecid: int, now: datetime, exclude: int | None = None) -> list[int]:
+    """Mark every live version of a concept (but `exclude`) changed at `now`: a new revision and datestamp.
+    What a version shows of its siblings (the latest one, the count, the communities that accepted the concept)
+    is part of its representation, so a change there is a change of each version: its ETag, the per-process
+    cache, the stored copy and renditions (keyed by revision and datestamp), the search engine's document (its
+    version is the revision) and OAI-PMH's datestamp all follow. Returns the ids touched."""
+    where = [records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None)]
+    if exclude is not None:
+        where.append(records.c.id != exclude)
+    # Locked in id order first, so that two writers touching one concept cannot deadlock.
+    touched = list(conn.execute(select(records.c.id).where(*where).order_by(records.c.id).with_for_update()).scalars())
+    if touched:
+        conn.execute(update(records).where(records.c.id.in_(touched))
+                     .values(updated=now, revision=records.c.revision + 1))  # fmt: skip
+    return touched
+
+
+def concept_of(conn: Connection, recid: int) -> int | None:
+    """The concept of record `recid` (taken down or not), or `recid` itself when it is a concept id."""
+    found = conn.execute(select(records.c.conceptrecid).where(records.c.id == recid)).scalar()
+    if found is None:
+        found = conn.execute(select(concepts.c.id).where(concepts.c.id == recid)).scalar()
+    return found
+
+
 def latest_version(conn: Connection, conceptrecid: int) -> int | None:
     """The newest published, not deleted version of a concept."""
     query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))
     return conn.execute(query).scalar()
+
+
+_TRAILING_ID = re.compile(r"\.([0-9]{1,10})$")
+
+
+def doi_state(conn: Connection, doi: str) -> str | None:
+    """What this repository holds under `doi` (lower case): "live" for a published record or the concept of one,
+    "deleted" when everything it names was taken down, None for a DOI it does not have. Two index lookups at most: a concept DOI
+    ends in its concept's id (`<prefix>/<namespace>.<id>`), which finds the concept without a scan."""
+    found = conn.execute(select(records.c.deleted).where(records.c.doi == doi)).first()
+    if found is not None:
+        return "live" if found.deleted is None else "deleted"
+    match = _TRAILING_ID.search(doi)
+    concept = int(match.group(1)) if match else 0
+    if not 0 < concept < 2**31:  # ids are 32-bit integers in PostgreSQL
+        return None
+    if conn.execute(select(concepts.c.id).where(concepts.c.id == concept, concepts.c.conceptdoi == doi)).first() is None:
+        return None
+    return "live" if latest_version(conn, concept) is not None else "deleted"

@@ -9,11 +9,13 @@ from collections.abc import Callable, Iterator
 
 from sqlalchemy import select
 
-from repository import built_records
+from repository import built_records, files
 from repository.config import Settings
 from repository.search.backend import SearchBackend, compare_revisions
 from repository.storage import Database
-from repository.storage.tables_deposits import records
+from repository.storage.tables_deposits import deposits, records
+
+FILE_CHECK_BATCH = 500  # published deposits compared per query
 
 
 def published_revisions(db: Database) -> dict[int, int]:
@@ -49,3 +51,45 @@ def check(db: Database, search: SearchBackend) -> list[str]:
         + [f"record {r} is in the index but not published" for r in parity.extra]
         + [f"record {r} is indexed at revision {indexed[r]}, the database has {expected[r]}" for r in parity.stale]
     )
+
+
+def check_files(db: Database) -> list[str]:
+    """Every published deposit whose bucket does not hold exactly its record's file snapshot (the same names
+    pointing at the same file instances): what an upload racing a publish used to leave. Empty when all agree."""
+    query = (
+        select(deposits.c.id, deposits.c.bucket_id, records.c.bucket_id.label("record_bucket"))
+        .join(records, records.c.id == deposits.c.id)
+        .where(deposits.c.status == "published")
+        .order_by(deposits.c.id)
+    )
+    problems: list[str] = []
+    last = 0
+    while True:
+        with db.read() as conn:
+            pairs = conn.execute(query.where(deposits.c.id > last).limit(FILE_CHECK_BATCH)).all()
+            if not pairs:
+                return problems
+            held = files.objects_of_buckets(conn, [b for p in pairs for b in (p.bucket_id, p.record_bucket)])
+        for pair in pairs:
+            problem = _file_difference(pair.id, held[pair.bucket_id], held[pair.record_bucket])
+            if problem:
+                problems.append(problem)
+        last = pairs[-1].id
+
+
+def _file_difference(recid: int, in_deposit: list[dict], in_record: list[dict]) -> str | None:
+    deposit = {o["key"]: o["file_id"] for o in in_deposit}
+    record = {o["key"]: o["file_id"] for o in in_record}
+    if deposit == record:
+        return None
+    parts = [
+        (label, sorted(keys))
+        for label, keys in (
+            ("only in the deposit", deposit.keys() - record.keys()),
+            ("only in the record", record.keys() - deposit.keys()),
+            ("other content", {k for k in deposit.keys() & record.keys() if deposit[k] != record[k]}),
+        )
+        if keys
+    ]
+    shown = "; ".join(f"{label}: {', '.join(repr(k) for k in keys)}" for label, keys in parts)
+    return f"deposit {recid}: its files differ from record {recid}'s ({shown})"

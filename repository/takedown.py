@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, insert, select, update
 
+from repository import records as records_mod
 from repository.errors import BadRequest, NotFound
 from repository.storage.tables_deposits import outbox, records
 from repository.timeutil import utcnow
@@ -23,7 +24,7 @@ def take_down(conn: Connection, recid: int) -> None:
     conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
     for kind in ("index", "hide_doi"):
         conn.execute(insert(outbox).values(kind=kind, recid=recid, created=now, attempts=0))
-    # The other versions change too (their count, which one is the last): indexed again, as after a new version.
-    siblings = select(records.c.id).where(records.c.conceptrecid == row.conceptrecid, records.c.deleted.is_(None))
-    for sibling in conn.execute(siblings).scalars():
+    # The other versions change too (their count, which one is the last): a new revision and datestamp, and
+    # indexed again, as after a new version.
+    for sibling in records_mod.touch_versions(conn, row.conceptrecid, now):
         conn.execute(insert(outbox).values(kind="index", recid=sibling, created=now, attempts=0))

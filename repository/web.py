@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import ssl
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 import orjson
 from flask import Flask, Response, current_app, g, request
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from repository.accounts import Identity, authenticate
@@ -22,12 +23,16 @@ from repository.config import Settings
 from repository.errors import (
     ApiError,
     BadRequest,
+    Conflict,
     Forbidden,
+    InsufficientStorage,
     PayloadTooLarge,
     ServiceUnavailable,
     Unauthorized,
     UnsupportedMediaType,
+    disk_full,
 )
+from repository.jsonlimits import ShapeError, check_shape
 from repository.storage import Database
 
 log = logging.getLogger("repository")
@@ -84,9 +89,15 @@ def json_body() -> Any:
     if len(raw) > limit:
         raise PayloadTooLarge(f"The JSON body is larger than {limit} bytes.")
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(raw)
+        check_shape(body)  # nothing that walks the body later can then run out of stack
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):  # orjson's own bound (1,024), far past ours
+            raise BadRequest(f"The JSON body is {ShapeError.too_deep()}.") from None
         raise BadRequest(f"The body is not valid JSON: {exc}.") from None
+    except ShapeError as exc:
+        raise BadRequest(f"The JSON body is {exc}.") from None
+    return body
 
 
 def require_scope(scope: str | None = None) -> Callable:
@@ -119,8 +130,13 @@ def _token_from_request() -> str | None:
 
 
 def _is_secure() -> bool:
-    # ProxyFix (installed by create_app when TRUSTED_PROXIES > 0) has already applied X-Forwarded-Proto.
-    return request.scheme == "https"
+    """Whether the request came over HTTPS. With TRUSTED_PROXIES, ProxyFix (create_app) has applied the proxies'
+    X-Forwarded-Proto; without, no forwarded header counts, even one a server applied itself (gunicorn's own
+    workers believe X-Forwarded-Proto from 127.0.0.1 unless configured not to): then only a TLS socket is HTTPS."""
+    if request.scheme != "https":
+        return False
+    sock = request.environ.get("gunicorn.socket")
+    return bool(services().settings.TRUSTED_PROXIES) or sock is None or isinstance(sock, ssl.SSLSocket)
 
 
 def install_checks(app: Flask) -> None:
@@ -143,11 +159,9 @@ def install(app: Flask) -> None:
     @app.after_request
     def finish_request(response: Response) -> Response:
         response.headers.setdefault("X-Request-ID", g.get("request_id", ""))
-        response.headers.setdefault("Access-Control-Allow-Origin", "*")
-        response.headers.setdefault(
-            "Access-Control-Expose-Headers",
-            "Content-Type, ETag, Link, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After",
-        )
+        hsts = services().settings.HSTS_MAX_AGE
+        if hsts and _is_secure():
+            response.headers.setdefault("Strict-Transport-Security", f"max-age={hsts}")
         if response.status_code not in (429, 503):
             # flask-limiter adds Retry-After to every response; it only means something on a refusal.
             response.headers.pop("Retry-After", None)
@@ -177,10 +191,33 @@ def install(app: Flask) -> None:
     @app.errorhandler(OperationalError)
     def database_down(exc: OperationalError) -> Response:
         log.error("database error (request %s): %s", g.get("request_id"), exc)
+        if _database_full(exc):
+            return api_error(InsufficientStorage("The database's storage is full: nothing was stored. Retry later."))
         return json_response(ServiceUnavailable("The database is not available; retry later.").body(), 503)
+
+    @app.errorhandler(IntegrityError)
+    def integrity_conflict(exc: IntegrityError) -> Response:
+        # A safety net: writes lock or upsert so that a simultaneous one gets a defined answer; should a race
+        # still reach a constraint, the caller gets a conflict to retry rather than a 500.
+        log.warning("integrity conflict (request %s): %s", g.get("request_id"), exc)
+        return api_error(Conflict("The request conflicted with a simultaneous change: nothing was changed. Retry."))
+
+    @app.errorhandler(OSError)
+    def os_error(exc: OSError) -> Response:
+        full = disk_full(exc)  # a full disk (files, temporary files of a form) is 507 wherever it happens
+        if full is None:
+            return internal_error(exc)
+        log.error("disk full (request %s): %s", g.get("request_id"), exc)
+        return api_error(full)
 
     @app.errorhandler(Exception)
     def internal_error(exc: Exception) -> Response:
         # No details in the body (the specification: a 500 has no error body); the log has them.
         log.exception("unhandled error (request %s)", g.get("request_id"), exc_info=exc)
         return Response(b"", status=500, headers={"X-Request-ID": g.get("request_id", "")})
+
+
+def _database_full(exc: OperationalError) -> bool:
+    """SQLite's SQLITE_FULL or PostgreSQL's disk_full (53100)."""
+    orig = exc.orig
+    return getattr(orig, "sqlite_errorcode", None) == 13 or getattr(orig, "sqlstate", None) == "53100"

@@ -9,7 +9,8 @@ production, BENCH_CEILING_ENDPOINT=true) once per worker setup, drives it with w
 load generator in a separate process) for a fixed duration per run, alternating every measured endpoint with the
 minimal endpoint `/api/_ceiling` so that drift hits both; every figure is also given as a ratio of the ceiling
 measured next to it. Also: OAI-PMH full harvests (records/s), a reindex (records/s), a 1 GB streamed upload against
-a plain write+MD5 loop on the same disk (and the server's peak memory), publish -> searchable latency.
+a plain write+MD5 loop on the same disk (and the server's peak memory), publish -> searchable latency, and the
+ceiling with rate limits on against off (what the shared counters cost a request).
 Writes bench-results/bench-<timestamp>.json and prints a table.
 """
 
@@ -49,8 +50,11 @@ SPREAD_IDS = 20_000  # record_v1_any reads these in turn: more than a 10 s run g
 TARGETS = {  # what the issue asks for, at 1,000,000 records on 2 cores
     "search_common": ("ratio", 0.35), "record_v1": ("ratio", 0.60), "oai_dc": ("rate", 5000),
     "oai_registry": ("rate", 5000), "reindex": ("rate", 10000), "upload": ("ratio", 0.80),
-    "publish": ("latency_ms", 200),
+    "publish": ("latency_ms", 200), "ratelimit": ("ratio", 0.90),
 }
+# Limits on, as configured by default (counters in the file under INSTANCE_PATH), but high enough never to refuse:
+# the ceiling with them against the ceiling without them is what counting costs a request.
+RATELIMIT_ON_ENV = {"RATELIMIT_ENABLED": "true", "RATELIMIT_GUEST": "1000000000/minute;1000000000/hour"}
 SEARCH_P99_MS = 100
 
 
@@ -164,7 +168,7 @@ PUBLIC_BASE = "https://127.0.0.1:5000"  # BASE_URL of the corpus load, the reind
 class Server:
     """scripts/serve.py in a subprocess (production settings, rate limits off, the ceiling route on)."""
 
-    def __init__(self, instance: str, setup: str, log_dir: str) -> None:
+    def __init__(self, instance: str, setup: str, log_dir: str, env: dict | None = None, label: str = "") -> None:
         self.instance, self.setup = instance, setup
         self.port = _free_port()
         self.base = f"https://127.0.0.1:{self.port}"
@@ -173,10 +177,11 @@ class Server:
         # the address served): stored copies and renditions name it, and a different one would make them stale.
         self.env = {**os.environ, "INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
                     "BACKGROUND_WORKER": "true", "BENCH_CEILING_ENDPOINT": "true", "SECRET_KEY": "bench-secret",
-                    "LOG_LEVEL": "warning", **SETUP_ENV.get(setup, {})}
+                    "LOG_LEVEL": "warning", **SETUP_ENV.get(setup, {}), **(env or {})}
         self.env.pop("DATABASE_URL", None)
         self.env.pop("SEARCH_URL", None)
-        self.log_path = os.path.join(log_dir, f"server-{setup}.log")
+        self.env.pop("RATELIMIT_STORAGE_URI", None)
+        self.log_path = os.path.join(log_dir, f"server-{setup}{label}.log")
 
     def local(self, url: str) -> str:
         """A link the service gave out (under PUBLIC_BASE), as the address this server listens on."""
@@ -430,6 +435,39 @@ class Bench:
         return {"records": loaded, "seconds": round(elapsed, 2), "rate": loaded / elapsed,
                 "parity_problems": len(problems)}
 
+    def ratelimit(self) -> dict:
+        """The ceiling endpoint on two servers of the first setup, rate limits off and on (RATELIMIT_ON_ENV),
+        measured in turn so that drift hits both; `ratio` is on/off of the best runs."""
+        setup = self.args.setups.split(",")[0]
+        rounds = 5 if self.args.quick else 7
+        with Server(self.args.instance, setup, self.args.out) as off, \
+                Server(self.args.instance, setup, self.args.out, RATELIMIT_ON_ENV, "-ratelimit") as on:
+            session = _session(off)
+            limited = session.get(on.base + "/api/_ceiling", verify=on.cert, timeout=30)
+            session.close()
+            if "X-RateLimit-Remaining" not in limited.headers:
+                raise RuntimeError("the server with limits on answered without X-RateLimit headers")
+            self.load(off, ["/api/_ceiling"])  # warm-up runs, not reported
+            self.load(on, ["/api/_ceiling"])
+            runs: dict[str, list[dict]] = {"off": [], "on": []}
+            for round_ in range(rounds):
+                pair = (("off", off), ("on", on))
+                for name, server in pair if round_ % 2 == 0 else pair[::-1]:  # neither always goes first
+                    runs[name].append(self.load(server, ["/api/_ceiling"]))
+                    print(f"  ceiling, limits {name:<4} {runs[name][-1]['rps']:>9.1f} req/s", file=sys.stderr,
+                          flush=True)
+        # The best run of each: load from outside the benchmark only ever lowers a run (as timeit takes the minimum).
+        off_rps = max(r["rps"] for r in runs["off"])
+        on_rps = max(r["rps"] for r in runs["on"])
+        return {"setup": setup, "storage": "file:// under INSTANCE_PATH (the default)",
+                "off_mean_rps": statistics.mean(r["rps"] for r in runs["off"]),
+                "on_mean_rps": statistics.mean(r["rps"] for r in runs["on"]),
+                "off_rps": off_rps, "on_rps": on_rps, "ratio": on_rps / off_rps if off_rps else None,
+                "cost_us_per_request": (1 / on_rps - 1 / off_rps) * 1e6 if on_rps and off_rps else None,
+                "off_runs": [round(r["rps"], 1) for r in runs["off"]],
+                "on_runs": [round(r["rps"], 1) for r in runs["on"]],
+                "errors": sum(r["errors"] for r in runs["on"] + runs["off"])}
+
     def harvest(self, server: Server, prefix: str) -> dict:
 
         session = _session(server)
@@ -560,6 +598,8 @@ class Bench:
         self.results["corpus"] = self.corpus()
         if "reindex" in parts:
             self.results["reindex"] = self.phase("reindex", self.reindex)
+        if "ratelimit" in parts:
+            self.results["ratelimit"] = self.phase("rate limits on vs off (ceiling)", self.ratelimit)
         sample = self.sample()
         token = self.token()
         setups = args.setups.split(",")
@@ -639,6 +679,7 @@ def verdicts(results: dict) -> list[dict]:
         "reindex": (get("reindex", "rate"), 10000, "records/s"),
         "upload": (get("upload", "ratio"), 0.80, "ratio of plain write+MD5"),
         "publish_searchable_ms": (get("publish", "searchable_ms_max"), 200, "ms, worst run (lower is better)"),
+        "ratelimit": (get("ratelimit", "ratio"), 0.90, "ceiling with rate limits on / off"),
     }
     out = []
     for name, (value, target, unit) in figures.items():
@@ -689,6 +730,10 @@ def table(results: dict) -> str:
     part("upload", lambda u: f"upload {u['megabytes']} MiB: {u['rate_mib_s']:.0f} MiB/s vs plain write+MD5 "
                              f"{u['plain_disk_md5_mib_s']:.0f} MiB/s (ratio {u['ratio']:.2f}); worker peak RSS "
                              f"{u['worker_peak_rss_mb']:.0f} MB, growth {u['worker_peak_growth_mb']:.1f} MB")
+    part("ratelimit", lambda r: f"ceiling with rate limits on / off ({r['setup']}, counters {r['storage']}): "
+                                f"{r['on_rps']:.0f} / {r['off_rps']:.0f} req/s (ratio {r['ratio']:.2f}, "
+                                f"{r['cost_us_per_request']:.0f} us per request; runs on {r['on_runs']}, "
+                                f"off {r['off_runs']}; {r['errors']} errors)")
     part("publish", lambda p: f"publish -> searchable: median {p['searchable_ms_median']:.0f} ms, max "
                               f"{p['searchable_ms_max']:.0f} ms (publish call {p['publish_call_ms_median']:.0f} ms), "
                               f"{p['runs']} runs")
@@ -719,7 +764,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upload-mb", type=int, default=None, help="upload size in MiB (default 1024; quick 64)")
     parser.add_argument("--publish-runs", type=int, default=None)
     parser.add_argument("--harvest-limit", type=int, default=0, help="stop a harvest after N records (0: all)")
-    parser.add_argument("--parts", default="reindex,http,oai,upload,publish,compare",
+    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,publish,compare",
                         help="what to measure (default: everything)")
     parser.add_argument("--targets", default="", help="regular expression: measure only the matching requests")
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator even with wrk")

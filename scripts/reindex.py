@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Rebuild the search index from the database with no downtime, then verify it; `--check` only verifies.
 
-Exits 1 when the index does not hold exactly the published records at their current revisions.
+Exits 1 when the index does not hold exactly the published records at their current revisions, or (`--check`)
+when a published deposit's files differ from its record's file snapshot.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from repository.storage.engine import close_all
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only compare the index with the database")
+    parser.add_argument("--check", action="store_true",
+                        help="only compare the index with the database, and each published deposit's files with its "
+                             "record's")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--rebuild-all", action="store_true",
                         help="build every record again rather than load the stored documents (after a change of "
@@ -44,15 +47,20 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
             rate = loaded / elapsed if elapsed else 0.0
             print(f"reindexed {loaded} records in {elapsed:.1f} s ({rate:.0f} records/s)")
         problems = reindex.check(db, search)
+        file_problems = reindex.check_files(db) if args.check else []
     finally:
         close_all()
-    for problem in problems:
+    for problem in problems + file_problems:
         print(problem)
     if problems:
         print(f"index check FAILED: {len(problems)} difference(s)")
-        return 1
-    print("index check passed: the index holds exactly the published records at their current revisions")
-    return 0
+    else:
+        print("index check passed: the index holds exactly the published records at their current revisions")
+    if file_problems:
+        print(f"file check FAILED: {len(file_problems)} published deposit(s) whose files differ from their record")
+    elif args.check:
+        print("file check passed: every published deposit holds exactly its record's files")
+    return 1 if problems or file_problems else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 """Serve the API over HTTPS with gunicorn: the embedded shape's one command.
 
 Creates the instance directory, a self-signed certificate (unless TLS_CERT/TLS_KEY exist) and the database,
-then runs `gunicorn 'app:create_app()'` with TLS. Extra arguments are passed to gunicorn.
+then runs `gunicorn 'app:create_app()'` with TLS and the service's gunicorn settings
+(repository/serving/gunicorn_conf.py: an asyncio front that reads each request before a thread runs the app,
+header and body deadlines, no forwarded headers applied by gunicorn). Extra arguments are passed to gunicorn.
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     command = [
         "gunicorn", "app:create_app()",
+        "--config", "python:repository.serving.gunicorn_conf",
         "--bind", bind,
         "--certfile", settings.TLS_CERT, "--keyfile", settings.TLS_KEY,
-        "--worker-class", "gthread", "--workers", str(args.workers), "--threads", str(args.threads),
-        "--access-logfile", "-",
+        "--workers", str(args.workers), "--threads", str(args.threads),
         *extra,
     ]
     bindir = os.path.dirname(sys.executable)

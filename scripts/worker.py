@@ -26,16 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     except StartupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    services = create_app(settings).extensions["repository"]
-    extras, db = services.extras, services.db
-    indexer, store = extras["indexer"], extras["files"]
-    with db.read() as conn:
-        store.sweep(conn)
+    extras = create_app(settings).extensions["repository"].extras
+    indexer = extras["indexer"]
     if args.once:
-        indexer.lift_embargoes()
-        done = indexer.process_pending()
-        for work in indexer.on_pass:
-            work()
+        done = indexer.run_pass(grace=0.0)
+        extras["validation_jobs"].wait_idle(timeout=3600)  # the validation jobs its pass started
         print(f"applied {done} outbox rows")
         return 0
     stop = threading.Event()
@@ -43,10 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         while True:
-            indexer.lift_embargoes()
-            indexer.process_pending(grace=GRACE_SECONDS)
-            for work in indexer.on_pass:
-                work()
+            indexer.run_pass(grace=GRACE_SECONDS)  # its first pass sweeps the file store (then every interval)
             if stop.wait(args.interval):
                 return 0
     finally:

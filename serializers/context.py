@@ -38,6 +38,9 @@ class RenderContext:
         """OAI-PMH identifier of a record."""
         return f"oai:{self.oai_host}:{recid}"
 
-    def is_own_doi(self, doi: str) -> bool:
-        """True for DOIs the service registers (its prefix), false for external ones."""
+    def is_own_doi(self, doi: str, record: Mapping | None = None) -> bool:
+        """True for DOIs the service registers, false for external ones. A record with a concept DOI has the
+        service's DOI whatever its prefix (given before DOI_PREFIX changed); others are judged by today's prefix."""
+        if record is not None and record.get("conceptdoi") and record.get("doi") == doi:
+            return True
         return doi.startswith(self.doi_prefix + "/")

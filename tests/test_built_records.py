@@ -68,7 +68,7 @@ def test_a_new_version_rewrites_the_older_ones(app, client, auth):
     rows = stored(app)
     old = rows[first["id"]]["record"]["metadata"]["relations"]["version"][0]
     assert (old["is_last"], old["count"], old["last_child"]["pid_value"]) == (False, 2, str(second))
-    assert rows[first["id"]]["revision"] == 1  # same revision, new relations: the indexer rewrote it all the same
+    assert rows[first["id"]]["revision"] == 2  # its relations changed: a new revision, stored and indexed
     assert rows[second]["record"]["metadata"]["relations"]["version"][0]["is_last"] is True
     assert orjson.loads(rows[first["id"]]["document"])["relations.version.is_last"] == [False]
 

@@ -260,8 +260,8 @@ def test_two_simultaneous_newversions_give_one_draft(app, auth):
 
 def test_edit_while_being_integrated_is_409(make_settings, make_token):
     # A DOI agency that cannot be reached: registration stays pending, so the record is being integrated.
-    settings = make_settings(REGISTRAR="datacite", DATACITE_URL="https://127.0.0.1:9", DATACITE_USERNAME="X.Y",
-                             DATACITE_PASSWORD="secret")
+    settings = make_settings(REGISTRAR="datacite", DOI_PREFIX="10.12345", DATACITE_URL="https://127.0.0.1:9",
+                             DATACITE_USERNAME="X.Y", DATACITE_PASSWORD="secret")
     client = https_client(create_app(settings))
     auth = {"Authorization": f"Bearer {make_token()}"}
     dep = published(client, auth)
@@ -291,7 +291,8 @@ def test_list_depositions(client, auth):
 def test_list_hides_older_versions_unless_asked(client, auth):
     dep = published(client, auth)
     client.post(f"{API}/{dep['id']}/actions/newversion", headers=auth)
-    assert len(client.get(API, headers=auth).json) == 1
+    # The published version stays the latest until the new one is published: both listed (issue 15, 17).
+    assert len(client.get(API, headers=auth).json) == 2
     assert len(client.get(f"{API}?all_versions=true", headers=auth).json) == 2
 
 

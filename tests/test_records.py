@@ -91,7 +91,9 @@ def test_versions(client, auth):
         "last_child": {"pid_type": "recid", "pid_value": str(draft_id)},
     }
     latest = client.get(old["links"]["latest"].replace("https://localhost", ""))
-    assert latest.status_code == 200 and latest.json["id"] == draft_id
+    assert latest.status_code == 302 and latest.headers["Location"] == f"https://localhost/api/records/{draft_id}"
+    assert client.get(old["links"]["latest"].replace("https://localhost", ""), follow_redirects=True).json["id"] \
+        == draft_id
     versions = client.get(f"/api/records/{dep['id']}/versions").json
     assert [h["id"] for h in versions["hits"]["hits"]] == [draft_id, dep["id"]]
     # Search shows the latest version only, unless asked for all.

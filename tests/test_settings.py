@@ -14,7 +14,7 @@ def test_defaults_give_the_embedded_shape(tmp_path):
     assert settings.DATABASE_URL == f"sqlite:///{tmp_path}/repository.db"
     assert settings.SEARCH_URL == f"embedded://{tmp_path}/index"
     assert settings.FILES_ROOT == f"{tmp_path}/files"
-    assert settings.RATELIMIT_STORAGE_URI == "memory://"
+    assert settings.RATELIMIT_STORAGE_URI == f"file://{tmp_path}/ratelimit.counters"
     assert settings.doi_prefix == "10.5281"
     assert settings.migrate_on_start
 

@@ -3,7 +3,7 @@ validation without depositing (`/api/datadesc/validate`) and the two schemas (`/
 
 from __future__ import annotations
 
-import tempfile
+import time
 from pathlib import Path
 
 from flask import Blueprint, Response, request
@@ -13,9 +13,25 @@ from werkzeug.utils import secure_filename
 from repository import deposits, files
 from repository import records as records_mod
 from repository.access import can_read_files
-from repository.datadesc import detect_kind, directory_files, query_preview, schema_bytes, validate_document
+from repository.datadesc import (
+    Report,
+    detect_kind,
+    directory_files,
+    query_preview,
+    schema_bytes,
+    validate_document,
+)
+from repository.datadesc.jobs import Jobs
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
-from repository.errors import BadRequest, Gone, NotFound, PayloadTooLarge, UnsupportedMediaType
+from repository.errors import (
+    ApiError,
+    BadRequest,
+    Gone,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from repository.openapi import doc
 from repository.validations import previews, rows
 from repository.web import identity, json_response, require_scope, services
@@ -31,7 +47,12 @@ PREVIEW_PARAMS = [
     {"name": "<column>", "in": "query", "schema": {"type": "string"}, "description": "rows whose column equals it"},
 ]
 REPORT = {"200": {"description": "`{kind, status: pending|valid|invalid, errors: [...], summary, file_id, filename}`."}}
-PREVIEW = {"200": {"description": "`{columns: [{name, type}], rows, total, limit, offset}`."}}
+PREVIEW = {
+    "200": {"description": "`{columns: [{name, type}], rows, total, limit, offset, truncated}`: a preview holds the "
+                           "first 100,000 rows of a file (`truncated` when it has more)."},
+    "422": {"description": "The file cannot be previewed (not CSV text, over 1,000 columns, a line over 1,000,000 "
+                           "characters)."},
+}
 
 
 def _find(objs: list[dict], file_id: str) -> dict:
@@ -128,9 +149,23 @@ def record_preview(recid: int, file_id: str) -> Response:
     return _preview(objs, obj)
 
 
+ASYNC_PARAMS = [
+    {"name": "kind", "in": "query", "schema": {"type": "string", "enum": list(KINDS)}},
+    {"name": "async", "in": "query", "schema": {"type": "boolean"},
+     "description": "true: validate in the background (a token is needed); false: now, within the CPU bound; "
+                    "absent: in the background when a token holder sends more than DATADESC_ASYNC_BYTES"},
+    {"name": "Prefer", "in": "header", "schema": {"type": "string"},
+     "description": "`respond-async` asks for the background, as ?async=true (ignored for guests)"},
+]  # fmt: skip
+JOB_REPORT = (
+    "`{kind, status: pending|valid|invalid, errors, summary, id, created, expires, links: {self}}`: the report, as "
+    "the synchronous answer gives it, once the job is done; `status: pending` until then."
+)
+
+
 @bp.post("/api/datadesc/validate")
 @doc(
-    parameters=[{"name": "kind", "in": "query", "schema": {"type": "string", "enum": list(KINDS)}}],
+    parameters=ASYNC_PARAMS,
     request={
         "content": {
             "multipart/form-data": {
@@ -145,53 +180,181 @@ def record_preview(recid: int, file_id: str) -> Response:
             "application/json": {"schema": {"type": "object", "description": "a software corpus document"}},
         }
     },
-    responses={"200": {"description": "The report, valid or not: `{kind, status, errors, summary}`."}},
+    responses={
+        "200": {"description": "The report, valid or not: `{kind, status, errors, summary}`."},
+        "202": {"description": "Validated in the background: " + JOB_REPORT + " Poll `Location` (`links.self`) "
+                               "with the same token; the job and its files are kept DATADESC_JOB_RETENTION seconds."},
+        "401": {"description": "?async=true without an access token."},
+        "413": {"description": "Past the size bounds: DATADESC_GUEST_MAX_BYTES without a token, MAX_MULTIPART_BYTES "
+                               "with one, MAX_JSON_BYTES for the document itself."},
+        "429": {"description": "The caller already has DATADESC_JOBS_PER_USER background validations waiting."},
+    },
 )
 def validate() -> Response:
     """Validate a document without depositing it: multipart `document` (+ `files`: its tables and codebook), or a
-    software corpus document as the JSON body. 200 with the report; 400/413/415 for an unusable request."""
+    software corpus document as the JSON body. 200 with the report; 400 (also for a document nested too deeply),
+    413 past the size bounds (smaller for guests), 415 for an unusable request. Table rows are checked for at most
+    DATADESC_VALIDATE_SECONDS of CPU time. A token holder's large request (over DATADESC_ASYNC_BYTES), or one
+    sent with ?async=true or `Prefer: respond-async`, is validated whole in the background instead: 202 with a
+    `Location` to poll."""
     kind = request.args.get("kind") or None
     if kind is not None and kind not in KINDS:
         raise BadRequest(f"Unknown kind {kind!r}: use software_corpus or datapackage.")
+    wanted = _async_wanted()
+    settings = services().settings
+    length = request.content_length
+    if wanted or (wanted is None and length is not None and _in_background(None, length)):
+        _check_quota()  # before the upload is received
+    deadline = time.thread_time() + settings.DATADESC_VALIDATE_SECONDS
     if request.mimetype == "multipart/form-data":
-        return json_response(_validate_multipart(kind))
+        return _validate_multipart(kind, deadline, wanted)
     if request.mimetype != "application/json":
         raise UnsupportedMediaType("Send multipart/form-data with a `document` part, or a JSON document.")
-    limit = services().settings.MAX_JSON_BYTES
+    limit = _request_limit(settings.MAX_JSON_BYTES)
     data = request.stream.read(limit + 1)
     if len(data) > limit:
-        raise PayloadTooLarge(f"The JSON body is larger than {limit} bytes: send it as a multipart `document`.")
+        raise PayloadTooLarge(_too_large(limit, "The JSON body"))
     if not data.strip():
         raise BadRequest("The body is empty: send the document.")
-    return json_response(validate_document(kind or "software_corpus", data).to_dict())
+    if _in_background(wanted, len(data)):
+        with _jobs().staging() as staged:
+            return _submit(staged, kind or "software_corpus", data, has_files=False)
+    return _answer(validate_document(kind or "software_corpus", data))
 
 
-def _validate_multipart(kind: str | None) -> dict:
-    limit = services().settings.MAX_MULTIPART_BYTES
+def _async_wanted() -> bool | None:
+    """True (?async=true, or `Prefer: respond-async` from a token holder), False (?async=false) or None (the
+    service decides by size); 401 for ?async=true without a token: guests get no background jobs."""
+    raw = request.args.get("async")
+    if raw is None:
+        prefs = {p.split(";")[0].strip().lower() for p in request.headers.get("Prefer", "").split(",")}
+        # A preference the server may ignore (RFC 7240): guests get the synchronous answer.
+        return True if "respond-async" in prefs and identity() is not None else None
+    if raw.lower() not in {"true", "1", "false", "0"}:
+        raise BadRequest(f"Invalid async {raw!r}: use true or false.", [{"field": "async", "message": "Not a boolean."}])
+    if raw.lower() in {"true", "1"}:
+        if identity() is None:
+            raise Unauthorized("Background validation needs an access token: its report is kept for the token's "
+                               "user only. Leave ?async=true out to validate now.")  # fmt: skip
+        return True
+    return False
+
+
+def _in_background(wanted: bool | None, size: int) -> bool:
+    if wanted is not None:
+        return wanted
+    return identity() is not None and size > services().settings.DATADESC_ASYNC_BYTES
+
+
+def _jobs() -> Jobs:
+    return services().extras["validation_jobs"]
+
+
+def _job_url(job_id: str) -> str:
+    return f"{services().settings.BASE_URL}/api/datadesc/validate/{job_id}"
+
+
+def _check_quota() -> None:
+    """429 when the caller already has DATADESC_JOBS_PER_USER background validations waiting."""
+    settings, who = services().settings, identity()
+    if who is not None and _jobs().unfinished(who.user_id) >= settings.DATADESC_JOBS_PER_USER:
+        raise ApiError(
+            f"You already have {settings.DATADESC_JOBS_PER_USER} background validations waiting: poll them, then "
+            "submit again.",
+            status=429,
+            headers={"Retry-After": "30"},
+        )
+
+
+def _submit(staged: Path, kind: str, document: bytes, has_files: bool) -> Response:
+    """Make a background job of the staged request: 202 with the pending report and where to poll it."""
+    jobs, who = _jobs(), identity()
+    assert who is not None
+    _check_quota()
+    job = jobs.submit(staged, who.user_id, kind, document, has_files)
+    jobs.kick()
+    url = _job_url(job["id"])
+    headers = {"Location": url}
+    if "respond-async" in request.headers.get("Prefer", "").lower():
+        headers["Preference-Applied"] = "respond-async"
+    return json_response(Jobs.body(job, url), 202, headers)
+
+
+@bp.get("/api/datadesc/validate/<job_id>")
+@require_scope()
+@doc(responses={"200": {"description": JOB_REPORT}, "404": {"description": "Unknown, expired, or another user's."}})
+def validation_job(job_id: str) -> Response:
+    """A background validation's report, for the user who submitted it.
+
+    404 to anyone else, and once the job is older than DATADESC_JOB_RETENTION seconds. 200 with `status: pending`
+    while it runs, as the reports of deposit files; then the same report as the synchronous answer."""
+    job = _jobs().read(job_id, identity().user_id)  # type: ignore[union-attr]
+    if job is None:
+        raise NotFound("No such validation job: unknown, expired, or submitted by someone else.")
+    return json_response(Jobs.body(job, _job_url(job_id)))
+
+
+def _request_limit(limit: int) -> int:
+    """`limit`, or the smaller bound of guests (anonymous validation must stay cheap)."""
+    if identity() is None:
+        return min(limit, services().settings.DATADESC_GUEST_MAX_BYTES)
+    return limit
+
+
+def _too_large(limit: int, what: str) -> str:
+    settings = services().settings
+    if identity() is None and limit == settings.DATADESC_GUEST_MAX_BYTES:
+        return (f"{what} is larger than {limit} bytes, the limit without an access token: send one to validate up "
+                f"to {settings.MAX_MULTIPART_BYTES} bytes, or deposit the files, where validation runs in the "
+                "background whatever their size.")  # fmt: skip
+    return (f"{what} is larger than {limit} bytes: deposit the files instead, validation runs in the background "
+            "there whatever their size.")  # fmt: skip
+
+
+def _answer(report: Report) -> Response:
+    """The report; a document nested past the bound of every JSON the service reads is refused with 400."""
+    refused = [entry for entry in report.errors if entry.get("code") == "depth"]
+    if refused:
+        raise BadRequest(refused[0]["message"], [{"field": "document", "message": refused[0]["message"]}])
+    return json_response(report.to_dict())
+
+
+def _validate_multipart(kind: str | None, deadline: float, wanted: bool | None) -> Response:
+    settings = services().settings
+    limit = _request_limit(settings.MAX_MULTIPART_BYTES)
     if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(f"The request is larger than {limit} bytes.")
+        raise PayloadTooLarge(_too_large(limit, "The request"))
     request.max_content_length = limit
     try:
         document, tables = request.files.get("document"), request.files.getlist("files")
     except RequestEntityTooLarge:
-        raise PayloadTooLarge(f"The request is larger than {limit} bytes.") from None
+        raise PayloadTooLarge(_too_large(limit, "The request")) from None
     if document is None:
         raise BadRequest("The `document` part is missing.", [{"field": "document", "message": "Missing file."}])
-    data = document.read(MAX_DOCUMENT_BYTES + 1)
+    # A document is parsed and validated whole, in memory: its bound is that of any JSON the service reads.
+    document_limit = min(settings.MAX_JSON_BYTES, MAX_DOCUMENT_BYTES)
+    data = document.read(document_limit + 1)
+    if len(data) > document_limit:
+        raise PayloadTooLarge(_too_large(document_limit, "The document"))
     kind = kind or detect_kind(document.filename or "", data)
     if kind is None:
         raise BadRequest(
             "Not a data-description document: name it datapackage.json, send a JSON software corpus document, "
             "or say which it is with ?kind=."
         )
-    # The tables go to disk under their own names, so that they stream through validation whatever their size.
-    with tempfile.TemporaryDirectory(prefix="datadesc-") as folder:
+    # The tables go to disk under their own names, so that they stream through validation whatever their size;
+    # under the instance directory, where a background job keeps them (and the sweep finds those of a crash).
+    with _jobs().staging() as staged:
+        folder, size = staged / "files", len(data)
         for part in tables:
             name = secure_filename(part.filename or "")
             if not name:
                 raise BadRequest("Every `files` part needs a file name.", [{"field": "files", "message": "No name."}])
-            part.save(Path(folder) / name)
-        return validate_document(kind, data, directory_files(Path(folder))).to_dict()  # type: ignore[arg-type]
+            part.save(folder / name)
+            size += (folder / name).stat().st_size
+        if _in_background(wanted, size):
+            return _submit(staged, kind, data, has_files=True)
+        return _answer(validate_document(kind, data, directory_files(folder), deadline))  # type: ignore[arg-type]
 
 
 @bp.get("/schemas/software-corpus.json")

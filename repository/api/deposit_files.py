@@ -8,7 +8,7 @@ from werkzeug.utils import secure_filename
 
 from repository import deposits, files, validations
 from repository.deposit_json import file_json
-from repository.errors import BadRequest, NotFound, PayloadTooLarge
+from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from repository.openapi import doc
 from repository.web import identity, json_body, json_response, require_scope, services
 
@@ -55,7 +55,10 @@ def list_files(dep_id: int) -> Response:
             }
         }
     },
-    responses={"201": {"description": "The new file (its name under `name` too)."}},
+    responses={
+        "201": {"description": "The new file (its name under `name` too)."},
+        "415": {"description": "The body is not multipart/form-data."},
+    },
 )
 def upload(dep_id: int) -> Response:
     """Upload one file (multipart `file`, with `name` or `filename`) of at most 100 MB; 413 beyond."""
@@ -67,7 +70,10 @@ def upload(dep_id: int) -> Response:
         dep = _deposit(conn, dep_id)
         files.get_bucket(conn, dep["bucket_id"])
     if request.mimetype != "multipart/form-data":
-        raise BadRequest("Send the file as multipart/form-data with a `file` part.")
+        shown = request.mimetype or "none"
+        raise UnsupportedMediaType(
+            f'Unsupported media type "{shown}": send the file as multipart/form-data with a `file` part.'
+        )
     request.max_content_length = limit + MULTIPART_OVERHEAD
     try:
         upload = request.files.get("file")
@@ -79,6 +85,7 @@ def upload(dep_id: int) -> Response:
     key = secure_filename(name or upload.filename or "")
     if not key:
         raise BadRequest("A file name is needed: send it in `name`.", errors=[{"field": "name", "message": "Missing name."}])
+    key = files.check_key(key)
     stored = store.write(upload.stream, limit=limit)
     try:
         with services().db.write() as conn:

@@ -6,20 +6,35 @@ Anyone else gets 404, so the existence of a hidden file never shows.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
-from sqlalchemy import select, update
+import re
 
-from repository import files, validations
+from flask import Blueprint, Response, request
+from flask.blueprints import BlueprintSetupState
+from sqlalchemy import select, update
+from werkzeug.routing import PathConverter
+
+from repository import digests, files, validations
 from repository.access import can_read_files
 from repository.deposit_json import object_json
 from repository.downloads import send_object
-from repository.errors import Forbidden, NotFound
+from repository.errors import BadRequest, Forbidden, NotFound
 from repository.openapi import doc
 from repository.storage.tables_deposits import deposits, records
 from repository.timeutil import isoformat
 from repository.web import identity, json_response, require_scope, services
 
 bp = Blueprint("files", __name__, url_prefix="/api/files")
+
+
+class KeyConverter(PathConverter):
+    """`path` matching line breaks too, so a key holding one gets the 400 of `check_key`, not a routing 404."""
+
+    regex = "[^/][\\s\\S]*?"
+
+
+@bp.record_once
+def _register_converter(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters.setdefault("key", KeyConverter)
 
 
 def _owner_bucket(conn, bucket_id: str) -> dict:  # type: ignore[no-untyped-def]
@@ -48,22 +63,46 @@ def _readable_bucket(conn, bucket_id: str) -> dict | None:  # type: ignore[no-un
     return None
 
 
-@bp.put("/<bucket_id>/<path:key>")
+def _version(obj: dict) -> dict:
+    """`obj` unless `?versionId=` names another version: a replaced version is not kept, so that is a 404 (never
+    other bytes under a version id)."""
+    wanted = request.args.get("versionId")
+    if wanted is not None and wanted != obj["version_id"]:
+        raise NotFound("This version of the file does not exist (it was replaced or deleted).")
+    return obj
+
+
+@bp.put("/<bucket_id>/<key:key>")
 @require_scope("deposit:write")
 @doc(
     request={"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
     responses={"200": {"description": "The bucket file object."}},
 )
 def put_object(bucket_id: str, key: str) -> Response:
-    """Upload the raw body as `key` (streamed, any size; a second PUT replaces the file). 403 once locked."""
-    files.check_key(key)
+    """Upload the raw body as the last segment of `key` (streamed, any size; a second PUT replaces the file).
+
+    400 for a bad name, a `Content-Range` (a partial body is never stored as a whole file: RFC 9110 §14.4) or a
+    `Content-MD5`/`Content-Digest` that is malformed or differs from the bytes received (nothing is stored);
+    403 once locked."""
+    key = files.upload_key(key)
+    if "Content-Range" in request.headers:
+        raise BadRequest(
+            "A PUT stores a whole file: Content-Range (a partial body) is not accepted. Send the whole file.",
+            errors=[{"field": "Content-Range", "message": "Not accepted on a PUT."}],
+        )
+    if not re.fullmatch(r"\d{0,18}", request.headers.get("Content-Length", "")):
+        # Werkzeug would read such a body as empty: an acknowledged upload must never be other bytes.
+        raise BadRequest("Malformed Content-Length header.", errors=[{"field": "Content-Length", "message": "Invalid."}])
+    expected = digests.expected_digests(request.headers)
     store = services().extras["files"]
     with services().db.read() as conn:
         _owner_bucket(conn, bucket_id)
         if files.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
-    stored = store.write(request.stream)
+    body = digests.HashingReader(request.stream, list(expected)) if expected else request.stream
+    stored = store.write(body)
     try:
+        digests.verify(expected, stored.checksum.removeprefix("md5:"), body)
         with services().db.write() as conn:
             obj, replaced = files.put_object(conn, bucket_id, key, stored)
             if replaced:
@@ -98,35 +137,47 @@ def get_bucket(bucket_id: str) -> Response:
     )
 
 
-@bp.get("/<bucket_id>/<path:key>")
+@bp.get("/<bucket_id>/<key:key>")
 @doc(
-    parameters=[{"name": "download", "in": "query", "schema": {"type": "string"}, "description": "as attachment"}],
-    responses={"200": {"description": "The file's bytes (Range and conditional requests supported)."}},
+    parameters=[
+        {"name": "download", "in": "query", "schema": {"type": "string"}, "description": "as attachment"},
+        {"name": "versionId", "in": "query", "schema": {"type": "string"}, "description": "only this version"},
+    ],
+    responses={
+        "200": {"description": "The file's bytes (Range and conditional requests supported)."},
+        "206": {"description": "The range asked for."},
+        "304": {"description": "Not modified."},
+        "412": {"description": "A precondition (If-Match, If-Unmodified-Since) failed."},
+        "416": {"description": "The range cannot be satisfied."},
+    },
 )
 def download(bucket_id: str, key: str) -> Response:
-    """Download a file; open records to everyone, others to their owner only (404 to the rest)."""
+    """Download a file; open records to everyone, others to their owner only (404 to the rest). With
+    `?versionId=` only that version's bytes, 404 once it is no longer kept."""
     with services().db.read() as conn:
         record = _readable_bucket(conn, bucket_id)
-        obj = files.get_object(conn, bucket_id, key)
+        obj = _version(files.get_object(conn, bucket_id, key))
     response = send_object(services().extras["files"], obj, as_attachment="download" in request.args)
-    if record is not None and response.status_code in (200, 206):
+    if record is not None and request.method == "GET" and response.status_code in (200, 206):
         with services().db.write() as conn:
             conn.execute(
                 update(records)
                 .where(records.c.id == record["id"])
-                .values(downloads=records.c.downloads + 1, volume=records.c.volume + obj["size"])
+                .values(downloads=records.c.downloads + 1, volume=records.c.volume + (response.content_length or 0))
             )
     return response
 
 
-@bp.delete("/<bucket_id>/<path:key>")
+@bp.delete("/<bucket_id>/<key:key>")
 @require_scope("deposit:write")
 @doc(responses={"204": {"description": "Deleted."}})
 def delete_object(bucket_id: str, key: str) -> Response:
-    """Remove a file from a draft's bucket: 204; 403 once locked; 404 if absent."""
+    """Remove a file from a draft's bucket: 204; 403 once locked; 404 if absent (or `?versionId=` names a
+    version that is not the current one)."""
     store = services().extras["files"]
     with services().db.write() as conn:
         _owner_bucket(conn, bucket_id)
+        key = _version(files.get_object(conn, bucket_id, key))["key"]
         freed = files.delete_object(conn, bucket_id, key)
         files.release_files(conn, store, [freed])
         validations.file_changed(conn, store, bucket_id, key)

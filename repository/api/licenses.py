@@ -13,11 +13,26 @@ from repository.vocabularies import licenses
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.vocabularies.loader import ensure_loaded
 from repository.web import json_response, services
+from serializers.negotiation import parse_accept
 
 bp = Blueprint("licenses", __name__, url_prefix="/api/licenses")
 log = logging.getLogger(__name__)
 
-Q = {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words to find in id and title."}
+Q = {"name": "q", "in": "query", "schema": {"type": "string"},
+     "description": "Words to find in id and title, in the query-string syntax of record search (AND, OR, NOT, "
+                    "phrases); a syntax error is a 400."}
+ENVELOPE_TYPES = ("application/vnd.service.v1+json", "application/vnd.zenodo.v1+json")
+
+
+def wants_array(accept: str | None) -> bool:
+    """`Accept: application/json` asks for the specification's array of licenses, as on /api/records/
+    (CONTRACT.md); no Accept, a wildcard or the v1 media types get the search envelope."""
+    for media, _ in parse_accept(accept or ""):
+        if media == "application/json":
+            return True
+        if media.endswith("*") or media in ENVELOPE_TYPES:
+            return False
+    return False
 
 
 @bp.record_once
@@ -31,15 +46,22 @@ def load_builtin_vocabularies(state: BlueprintSetupState) -> None:
 
 
 @bp.get("/")
-@doc(parameters=[Q, *openapi_parameters()], responses={"200": {"description": "The search envelope of License resources."}})
+@doc(parameters=[Q, *openapi_parameters()],
+     responses={"200": {"description": "The search envelope of License resources; with Accept: application/json "
+                                       "the array of License resources."}})
 def search_licenses() -> Response:
-    """Search licenses by id, alias and title (`q`, tolerant of small typos); 400 on a bad `page` or `size`."""
+    """Search licenses by id, alias and title (`q`, tolerant of small typos); 400 on a bad `q`, `page` or `size`."""
     page = parse_page(request.args)
     with services().db.read() as conn:
         rows, total = licenses.search(conn, request.args.get("q"), page)
     base = services().settings.BASE_URL
     hits = [licenses.to_json(row, base) for row in rows]
-    return json_response(envelope(hits, total, page, base + "/api/licenses/", request.args))
+    body = envelope(hits, total, page, base + "/api/licenses/", request.args)
+    if wants_array(request.headers.get("Accept")):
+        # The paging links the envelope would carry go in a Link header, as for the deposition list.
+        links = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in body["links"].items())
+        return json_response(hits, headers={"Link": links, "Vary": "Accept"})
+    return json_response(body, headers={"Vary": "Accept"})
 
 
 @bp.get("/<path:license_id>")

@@ -6,12 +6,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 from flask import Blueprint, Flask, Response, request
-from flask_limiter import ExemptionScope, Limiter
 
 from repository.config import Settings
 from repository.oai import handle
 from repository.oai.response import MIMETYPE
 from repository.openapi import doc
+from repository.ratelimit import RateLimiter
 from repository.timeutil import utcnow
 from repository.web import services
 
@@ -61,7 +61,7 @@ def endpoint() -> Response:
     return Response(body, status=status, content_type=MIMETYPE)
 
 
-def install_limits(app: Flask, limiter: Limiter, settings: Settings) -> None:
+def install_limits(app: Flask, limiter: RateLimiter, settings: Settings) -> None:
     """The endpoint's own limit (RATELIMIT_OAI), instead of the application-wide ones (call after registering)."""
     limiter.limit(settings.RATELIMIT_OAI)(bp)
-    limiter.exempt(bp, flags=ExemptionScope.APPLICATION)
+    limiter.exempt(bp)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from urllib.parse import quote, urlencode
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, redirect, request
 from werkzeug.datastructures import MultiDict
 
 import serializers
@@ -28,6 +28,7 @@ SEARCH_PARAMS = [
     {"name": name, "in": "query", "schema": {"type": "string"}, "description": text}
     for name, text in (
         ("q", "query string syntax (fields, phrases, AND/OR/NOT, ranges, wildcards, _exists_)"),
+        ("status", "published (the default) or draft; records are published, so draft finds none"),
         ("sort", "bestmatch, mostrecent, mostviewed, publication_date, conference_session, journal, version; - reverses"),
         ("page", "page number from 1"), ("size", "records per page (default 10)"),
         ("all_versions", "true/1 lists every version"), ("communities", "community identifier"),
@@ -95,7 +96,7 @@ def record_row(recid: int) -> dict:
     """The record row (for every view about one record); 301 for a concept id, 410 for a deleted record, 404 for anything else."""
     s = services()
     with s.db.read() as conn:
-        row = records_mod.get_row(conn, recid)
+        row = records_mod.get_row_with_counts(conn, recid)
         if row is not None:
             if row["deleted"] is not None:
                 raise Gone("PID has been deleted.")
@@ -126,7 +127,7 @@ def record_response(row: dict) -> Response:
     s = services()
     serializer = _serializer()
     with_files = can_read_files(row, identity())
-    etag = f'"{row["revision"]}-{serializer.name}-{int(with_files)}"'
+    etag = f'"{row["revision"]}-{serializer.name}-{int(with_files)}{_counts_tag(serializer, row)}"'
     if request.if_none_match.contains_weak(etag.strip('"')):
         return Response(status=304, headers={"ETag": etag})
     cache = s.extras["record_cache"]
@@ -141,8 +142,8 @@ def record_response(row: dict) -> Response:
                 records_mod.build_records(conn, s.settings, DatabaseLookups(conn), [row], with_files)[0]
         cache.put(key, record)
     else:
-        # This version's counts come fresh with its row; the concept-wide ones may lag by the cache's lifetime.
-        record = {**record, "stats": {**record["stats"], **records_mod.version_stats(row)}}
+        # The counts of this version and of its concept came with the row: as of this moment.
+        record = {**record, "stats": records_mod.current_stats(None, row)}
     s.extras["stats"].view(row["id"])
     body = serializer.render(record, _context())
     headers = {
@@ -173,13 +174,33 @@ def versions(recid: int) -> Response:
     return search_response(args, f"/api/records/{recid}/versions")
 
 
-@bp.get("/<int:recid>/versions/latest")
-def latest(recid: int) -> Response:
-    """The latest version of the record's concept."""
-    row = record_row(recid)
+def _counts_tag(serializer, row: dict) -> str:  # type: ignore[no-untyped-def]
+    """The part of the ETag for the counts a format shows (only v1 has `stats`): a view or download of any
+    version changes the body without a new revision."""
+    if serializer.name != "v1":
+        return ""
+    return "-" + ".".join(str(n) for n in (*row[records_mod.CONCEPT_COUNTS], row["views"], row["downloads"]))
+
+
+def newest_version(recid: int) -> int:
+    """The newest published version of the concept of `recid` (a record, taken down or not, or a concept id):
+    404 for an unknown id, 410 when every version was taken down."""
     with services().db.read() as conn:
-        newest = records_mod.latest_version(conn, row["conceptrecid"])
-    return record_response(record_row(newest))
+        concept = records_mod.concept_of(conn, recid)
+        newest = records_mod.latest_version(conn, concept) if concept is not None else None
+    if concept is None:
+        raise NotFound("PID does not exist.")
+    if newest is None:
+        raise Gone("Every version of this record has been deleted.")
+    return newest
+
+
+@bp.get("/<int:recid>/versions/latest")
+@doc(responses={"302": {"description": "Redirect to the newest published version of the record's concept"},
+                "404": {"description": "No such record"}, "410": {"description": "Every version deleted"}})
+def latest(recid: int) -> Response:
+    """`links.latest`: 302 to the newest published version of the record's concept, whenever it is followed."""
+    return redirect(f"{services().settings.BASE_URL}/api/records/{newest_version(recid)}", 302)
 
 
 @bp.get("/<int:recid>/files")

@@ -17,6 +17,7 @@ from flask.blueprints import BlueprintSetupState
 from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Conflict, PayloadTooLarge, Unauthorized
+from repository.jsonlimits import ShapeError, loads_bounded
 from repository.openapi import doc
 from repository.releases import store
 from repository.releases.ingest import ReleaseWorker
@@ -191,7 +192,9 @@ def _payload(raw: bytes) -> dict[str, Any]:
     if request.mimetype == "application/x-www-form-urlencoded":
         text = (parse_qs(text).get("payload") or [""])[0]
     try:
-        payload = json.loads(text)
+        payload = loads_bounded(text)
+    except ShapeError as exc:
+        raise BadRequest(f"The event is {exc}.") from None
     except json.JSONDecodeError as exc:
         raise BadRequest(f"The event is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
     if not isinstance(payload, dict):

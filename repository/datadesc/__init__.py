@@ -1,8 +1,9 @@
 """Data-description documents: software corpus documents and tabular data packages (issue 10).
 
 Decisions where the specification is silent, so that readers of a report know the rules:
-- A descriptor's codebook is named by a top-level `codebook` key (a plain file name) and must be
-  among the deposit's files. Every descriptor field the specification lists is required.
+- Every descriptor field the specification lists is required. The codebook is a file, not a field:
+  a descriptor may name it with a top-level `codebook` key (a plain file name), and then that file
+  must be among the deposit's files; a descriptor without the key is not faulted for it.
 - The missing-value markers are applied before any other rule, so a cell reading exactly "NA" is
   missing, never Namibia (write "Namibia" or "NAM"). `country` accepts names, official and common
   names and alpha-2/alpha-3 codes, case-insensitively; numeric codes are refused.
@@ -28,7 +29,7 @@ from .datapackage import (
 )
 from .jsonschemas import SCHEMA_FILES, load_schema, schema_bytes
 from .preview import MAX_LIMIT, build_preview_db, query_preview
-from .report import Kind, Report, parse_json, pending
+from .report import DocumentError, Kind, Report, parse_json, pending
 
 __all__ = [
     "DESCRIPTOR_NAME",
@@ -66,13 +67,19 @@ def detect_kind(filename: str, data: bytes) -> Kind | None:
         return None
     try:
         doc = parse_json(data)
+    except DocumentError as exc:
+        # Nested past the bound: a document after all (it names the key), whose report will say why it is invalid.
+        return "software_corpus" if exc.entry.get("code") == "depth" else None
     except ValueError:
         return None
     return "software_corpus" if isinstance(doc, dict) and "research_software" in doc else None
 
 
-def validate_document(kind: Kind, data: bytes | dict[str, Any], files: Files | None = None) -> Report:
-    """Validate a document of the given kind; `files` supplies the tables and codebook of a data package."""
+def validate_document(
+    kind: Kind, data: bytes | dict[str, Any], files: Files | None = None, deadline: float | None = None
+) -> Report:
+    """Validate a document of the given kind; `files` supplies the tables and codebook of a data package, whose
+    rows are checked until `deadline` (a `time.thread_time()` value) when one is given."""
     if kind == "software_corpus":
         return validate_software_corpus(data)
-    return validate_datapackage(data, files if files is not None else {})
+    return validate_datapackage(data, files if files is not None else {}, deadline)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .jsonschemas import iter_field_errors
 from .report import MAX_ERRORS, Report, read_document
-from .tables import FIELDS, check_table
+from .tables import FIELDS, check_table, time_limit_entry
 
 # Where the tables come from: a file name -> a local path or the bytes, or None when there is no such file.
 FileSource = Callable[[str], Path | bytes | None]
@@ -17,8 +18,11 @@ Files = Mapping[str, Path | bytes] | FileSource
 DESCRIPTOR_NAME = "datapackage.json"
 
 
-def validate_datapackage(descriptor: dict[str, Any] | bytes | str, files: Files) -> Report:
-    """Validate a descriptor against the profile, check its codebook exists and every CSV it names, row by row."""
+def validate_datapackage(
+    descriptor: dict[str, Any] | bytes | str, files: Files, deadline: float | None = None
+) -> Report:
+    """Validate a descriptor against the profile, check its codebook exists and every CSV it names, row by row;
+    tables only until `deadline` (a `time.thread_time()` value) when one is given."""
     parsed, failed = read_document("datapackage", descriptor)
     if failed is not None:
         return failed
@@ -49,8 +53,12 @@ def validate_datapackage(descriptor: dict[str, Any] | bytes | str, files: Files)
             truncated = True
             break
         name = resource.get("name") if isinstance(resource.get("name"), str) else path
+        if deadline is not None and checked and time.thread_time() > deadline:  # the first table always starts
+            errors.append(time_limit_entry(name, path, 0))
+            truncated = True
+            break
         found, counted, stopped = check_table(
-            source, _column_names(resource), resource=name, path=path, limit_errors=room
+            source, _column_names(resource), resource=name, path=path, limit_errors=room, deadline=deadline
         )
         errors.extend(found)
         rows += counted

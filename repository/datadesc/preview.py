@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import sqlite_utils
 
@@ -22,6 +22,14 @@ TABLE = "rows"
 COLUMNS_TABLE = "_columns"
 ROW_KEY = "_row"  # internal row number; a CSV column of that name is renamed
 
+# A preview is one SQLite table: SQLite allows 2,000 columns, and a line is read whole before it is split.
+MAX_COLUMNS = 1000
+MAX_LINE_CHARS = 1_000_000
+# A preview is built on the first request, anonymous ones included: it holds the first rows only (about 2 s of
+# work), and says when the file has more. The whole file is downloaded, or validated in the background.
+MAX_ROWS = 100_000
+INFO_TABLE = "_info"
+
 _PYTHON_TYPES: dict[str, type] = {"integer": int, "number": float}
 _MISSING = frozenset(MISSING_VALUES)
 _BATCH = 2000
@@ -32,7 +40,7 @@ def _column_names(header: list[str]) -> list[str]:
     seen = {ROW_KEY.casefold()}
     names = []
     for position, label in enumerate(header, start=1):
-        base = label.strip() or f"column_{position}"
+        base = label.replace("\x00", "").strip() or f"column_{position}"  # SQL names cannot hold NUL
         name, suffix = base, 2
         while name.casefold() in seen:
             name, suffix = f"{base}_{suffix}", suffix + 1
@@ -54,14 +62,26 @@ def _convert(value: str, kind: type | None) -> Any:
 
 
 def _rows(
-    reader: Iterator[list[str]], names: list[str], kinds: list[type | None]
+    reader: Iterator[list[str]], names: list[str], kinds: list[type | None], more: list[bool]
 ) -> Iterator[dict[str, Any]]:
+    """The first MAX_ROWS rows as dicts; `more` gets True when the file has further rows."""
     width = len(names)
     for number, cells in enumerate(reader, start=1):
+        if number > MAX_ROWS:
+            more.append(True)
+            return
         cells = (cells + [""] * width)[:width]
         row = {name: _convert(cell, kind) for name, cell, kind in zip(names, cells, kinds, strict=True)}
         row[ROW_KEY] = number
         yield row
+
+
+def _lines(text: TextIO) -> Iterator[str]:
+    """The lines of `text`, refusing (422) one longer than MAX_LINE_CHARS before reading the rest of it."""
+    while line := text.readline(MAX_LINE_CHARS + 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise UnprocessableEntity(f"The file cannot be previewed: a line is longer than {MAX_LINE_CHARS:,} characters.")
+        yield line
 
 
 def build_preview_db(
@@ -76,8 +96,12 @@ def build_preview_db(
     os.close(handle)
     try:
         with open(csv_path, encoding="utf-8-sig", errors="replace", newline="") as text:
-            reader = csv.reader(text)
+            reader = csv.reader(_lines(text))
             header = next(reader, [])
+            if len(header) > MAX_COLUMNS:
+                raise UnprocessableEntity(
+                    f"The file cannot be previewed: it has {len(header):,} columns, previews show at most {MAX_COLUMNS:,}."
+                )
             names = _column_names(header)
             types = [field_types.get(label.strip(), "string") for label in header]
             with closing(sqlite3.connect(tmp_name)) as conn:
@@ -91,7 +115,9 @@ def build_preview_db(
                     for i, (n, t) in enumerate(zip(names, types, strict=True))
                 )
                 kinds = [_PYTHON_TYPES.get(t) for t in types]
-                db[TABLE].insert_all(_rows(reader, names, kinds), batch_size=_BATCH)
+                more: list[bool] = []
+                db[TABLE].insert_all(_rows(reader, names, kinds, more), batch_size=_BATCH)
+                db[INFO_TABLE].insert({"truncated": bool(more)})
                 for name in names[:16]:
                     db[TABLE].create_index([name])  # filters and sorts on a large table stay fast
                 conn.commit()
@@ -124,7 +150,8 @@ def query_preview(
     filters: Mapping[str, Any] | None = None,
     sort: str | None = None,
 ) -> dict[str, Any]:
-    """Rows of a preview database: `{columns, rows, total, limit, offset}`; BadRequest names a bad column or value."""
+    """Rows of a preview database: `{columns, rows, total, limit, offset, truncated}` (`truncated`: the file has
+    more than the MAX_ROWS rows a preview holds; `total` counts those); BadRequest names a bad column or value."""
     if limit < 1 or offset < 0:
         raise BadRequest(
             "Invalid page.",
@@ -152,9 +179,11 @@ def query_preview(
             order = f"{_quote(name)} {'DESC' if sort.startswith('-') else 'ASC'}, {ROW_KEY}"
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         total = conn.execute(f"SELECT count(*) FROM {TABLE}{clause}", params).fetchone()[0]
-        names = ", ".join(_quote(c["name"]) for c in columns)
+        names = ", ".join(_quote(c["name"]) for c in columns) or ROW_KEY  # an empty file has no column
         cursor = conn.execute(
             f"SELECT {names} FROM {TABLE}{clause} ORDER BY {order} LIMIT ? OFFSET ?", [*params, limit, offset]
         )
-        rows = [dict(zip(known, row, strict=True)) for row in cursor]
-    return {"columns": columns, "rows": rows, "total": total, "limit": limit, "offset": offset}
+        rows = [dict(zip(known, row, strict=False)) for row in cursor]
+        has_info = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [INFO_TABLE]).fetchone()  # older
+        truncated = bool(has_info and conn.execute(f"SELECT truncated FROM {INFO_TABLE}").fetchone()[0])
+    return {"columns": columns, "rows": rows, "total": total, "limit": limit, "offset": offset, "truncated": truncated}

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from repository.jsonlimits import ShapeError, loads_bounded
+
 Kind = Literal["software_corpus", "datapackage"]
 
 # A report never grows without bound: after this many errors validation stops and says so.
@@ -72,7 +74,9 @@ def parse_json(data: bytes | str) -> Any:
     else:
         text = data
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return loads_bounded(text, parse_constant=_reject_constant)
+    except ShapeError as exc:
+        raise DocumentError({"field": "", "message": f"The document is {exc}.", "code": "depth"}) from None
     except json.JSONDecodeError as exc:
         raise DocumentError(
             {

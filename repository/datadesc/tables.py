@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 import attrs
 from frictionless import Check, Checklist, Dialect, Resource, Schema, errors
@@ -54,15 +56,75 @@ def table_schema(names: Sequence[str]) -> dict[str, Any]:
     return {"fields": fields, "missingValues": MISSING_VALUES}
 
 
+class _Budgeted(io.RawIOBase):
+    """A local file read until a CPU-time deadline (of this thread) has passed, then up to the end of the line
+    being read and no further: validation stops there, on a row boundary, as if the file ended."""
+
+    def __init__(self, raw: BinaryIO, deadline: float) -> None:
+        self.raw = raw
+        self.name = raw.name  # frictionless reads local streams only, and tells them by their name
+        self.deadline = deadline
+        self.cut = False  # whether the last pass over the file stopped early
+        self._lines = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.cut = self._lines = False  # frictionless reads a sample first, then the whole file again
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        if self.cut:
+            return 0
+        data = self.raw.read(len(buffer))
+        if self._lines and time.thread_time() > self.deadline:  # the header always passes whole
+            end = data.find(b"\n")
+            if end >= 0:
+                data, self.cut = data[: end + 1], True
+        self._lines = self._lines or b"\n" in data
+        buffer[: len(data)] = data
+        return len(data)
+
+
 def check_table(
-    source: Path | bytes, names: Sequence[str], *, resource: str, path: str, limit_errors: int
+    source: Path | bytes,
+    names: Sequence[str],
+    *,
+    resource: str,
+    path: str,
+    limit_errors: int,
+    deadline: float | None = None,
 ) -> tuple[list[dict[str, Any]], int, bool]:
-    """Validate one CSV (a local file path, or bytes) row by row: (errors, rows checked, stopped early)."""
+    """Validate one CSV (a local file path, or bytes) row by row: (errors, rows checked, stopped early).
+
+    With a `deadline` (a `time.thread_time()` value), a file is read until then only: an error entry coded
+    `time-limit` says where its check stopped."""
     if isinstance(source, bytes):
         return _check(source, names, resource, path, limit_errors)
     # An opened local file streams through frictionless; a path string could make it fetch a URL.
     with open(source, "rb") as stream:
-        return _check(stream, names, resource, path, limit_errors)
+        if deadline is None:
+            return _check(stream, names, resource, path, limit_errors)
+        budgeted = _Budgeted(stream, deadline)
+        entries, rows, stopped = _check(io.BufferedReader(budgeted), names, resource, path, limit_errors)
+        if budgeted.cut:
+            entries.append(time_limit_entry(resource, path, rows))
+        return entries, rows, stopped or budgeted.cut
+
+
+def time_limit_entry(resource: str, path: str, rows: int) -> dict[str, Any]:
+    """The report entry of a table whose check ran out of time after `rows` rows."""
+    message = (f"Validation ran out of time after {rows} row(s) of {path}: the rest was not checked. Deposit the "
+               "files to have them validated whole, in the background.")  # fmt: skip
+    return {"resource": resource, "path": path, "row": None, "column": None, "column_number": None,
+            "message": message, "code": "time-limit"}  # fmt: skip
 
 
 def _check(

@@ -9,6 +9,7 @@ from typing import Any
 import nh3
 from marshmallow import ValidationError, fields, validate
 
+from repository.vocabularies.custom_terms import CUSTOM_TERMS, RELATIONSHIP_TERMS
 from repository.vocabularies.identifiers import normalize_gnd, normalize_orcid
 from repository.vocabularies.languages import normalize_language
 
@@ -192,3 +193,90 @@ class StringList(fields.List):
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[str]:
         return [item for item in super()._deserialize(value, attr, data, **kwargs) if item]
+
+
+MAX_CUSTOM_VALUES = 100  # values (or relationships) per custom term
+
+
+class Custom(fields.Field):
+    """Custom metadata `{"<vocab>:<term>": [values]}`: keyword terms take strings, relationship terms objects
+    `{"subject": [strings], "object": [strings]}`; errors name their place (`dwc:genus.0`). Blank values are
+    dropped; a term left without values is refused."""
+
+    default_error_messages = {"invalid": 'Not a valid object: give {{"<vocabulary>:<term>": [values]}}.'}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, list]:
+        if not isinstance(value, dict):
+            raise self.make_error("invalid")
+        errors: dict[str, Any] = {}
+        out: dict[str, list] = {}
+        for term, values in value.items():
+            if term not in CUSTOM_TERMS:
+                errors[term] = [f'Not a supported custom metadata term: "{term}". Supported terms: '
+                                + ", ".join(sorted(CUSTOM_TERMS)) + "."]
+                continue
+            if values is None:  # null is "not given", as everywhere in deposit metadata
+                continue
+            relationship = term in RELATIONSHIP_TERMS
+            item_errors: dict[int, Any] = {}
+            loaded = _custom_values(values, relationship, item_errors, errors, term)
+            if loaded is None:
+                continue
+            if item_errors:
+                errors[term] = item_errors
+            elif not loaded:
+                errors[term] = [f'No values were provided for term "{term}".']
+            elif len(loaded) > MAX_CUSTOM_VALUES:
+                errors[term] = [f"At most {MAX_CUSTOM_VALUES} values per term."]
+            else:
+                out[term] = loaded
+        if errors:
+            raise ValidationError(errors)
+        return out
+
+
+def _custom_values(
+    values: Any, relationship: bool, item_errors: dict[int, Any], errors: dict[str, Any], term: str
+) -> list | None:
+    """The loaded values of one custom term (None, with `errors[term]` set, when not a list)."""
+    kind = 'objects {"subject": [strings], "object": [strings]}' if relationship else "strings"
+    if not isinstance(values, list):
+        errors[term] = [f'Term "{term}" should be of type array: a list of {kind}.']
+        return None
+    loaded: list = []
+    for index, item in enumerate(values):
+        if relationship:
+            pair, messages = _relationship(item)
+            if messages:
+                item_errors[index] = messages
+            elif pair:
+                loaded.append(pair)
+        elif not isinstance(item, str):
+            item_errors[index] = ["Not a valid string."]
+        elif len(item) > MAX_TEXT:
+            item_errors[index] = [f"Longer than maximum length {MAX_TEXT}."]
+        elif clean_text(item):
+            loaded.append(clean_text(item))
+    return loaded
+
+
+def _relationship(item: Any) -> tuple[dict[str, list[str]], Any]:
+    """`{"subject": [...], "object": [...]}` cleaned (empty when both are blank), and the error messages if any."""
+    if not isinstance(item, dict):
+        return {}, ['Not a valid object: give {"subject": [strings], "object": [strings]}.']
+    messages: dict[str, Any] = {key: ["Unknown field name."] for key in item if key not in ("subject", "object")}
+    pair: dict[str, list[str]] = {}
+    for key in ("subject", "object"):
+        given = item.get(key)
+        if given is None:
+            continue
+        if not isinstance(given, list) or not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in given):
+            messages[key] = ["Must be a list of strings."]
+            continue
+        cleaned = [clean_text(v) for v in given if clean_text(v)]
+        if cleaned:
+            pair[key] = cleaned
+    if not messages and pair and set(pair) != {"subject", "object"}:
+        missing = "object" if "subject" in pair else "subject"
+        messages[missing] = ["A relationship needs both a subject and an object."]
+    return pair, messages

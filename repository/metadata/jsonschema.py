@@ -17,9 +17,10 @@ from apispec import APISpec
 from apispec.ext.marshmallow import OpenAPIConverter
 from marshmallow import fields
 
-from repository.metadata.fields import IsoDate, License, PrereserveDoi, Text
+from repository.metadata.fields import MAX_CUSTOM_VALUES, Custom, IsoDate, License, PrereserveDoi, Text
 from repository.metadata.schemas import DepositMetadataSchema
 from repository.metadata.validation import CONFERENCE_DETAILS
+from repository.vocabularies.custom_terms import KEYWORD_TERMS, RELATIONSHIP_TERMS
 from repository.vocabularies.resource_types import SUBTYPE_FIELD
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -36,6 +37,8 @@ def _special_fields(self: OpenAPIConverter, field: Any, ret: dict, **kwargs: Any
         return {
             "oneOf": [{"type": "boolean"}, _object({"doi": {"type": "string"}, "recid": {"type": "integer"}})]
         }
+    if isinstance(field, Custom):
+        return _custom_schema()
     if isinstance(field, Text):
         return {"maxLength": field.max_length}
     if isinstance(field, fields.Url):  # marshmallow wants a scheme and a host with a top-level domain
@@ -43,6 +46,17 @@ def _special_fields(self: OpenAPIConverter, field: Any, ret: dict, **kwargs: Any
     if isinstance(field, IsoDate):
         return {"pattern": r"^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}(\s*$|[T ])"}
     return {}
+
+
+def _custom_schema() -> dict:
+    """Custom metadata: known terms only; keyword terms list strings, relationship terms subject/object pairs."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    pair = _object({"subject": strings, "object": strings}, required=["subject", "object"])
+    properties = {term: {"type": "array", "minItems": 1, "maxItems": MAX_CUSTOM_VALUES, "items": {"type": "string"}}
+                  for term in sorted(KEYWORD_TERMS)}  # fmt: skip
+    properties |= {term: {"type": "array", "minItems": 1, "maxItems": MAX_CUSTOM_VALUES, "items": pair}
+                   for term in sorted(RELATIONSHIP_TERMS)}  # fmt: skip
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def _object(properties: dict, required: list[str] | None = None) -> dict:
@@ -59,6 +73,7 @@ def _converter() -> OpenAPIConverter:
     converter.map_to_openapi_type(IsoDate, "string", None)  # timestamps are accepted too
     converter.map_to_openapi_type(PrereserveDoi, None, None)
     converter.map_to_openapi_type(License, None, None)
+    converter.map_to_openapi_type(Custom, "object", None)
     converter.add_attribute_function(_special_fields)
     return converter
 
@@ -85,6 +100,11 @@ def _add_cross_field_rules(root: dict) -> None:
         _item(root, key)["properties"]["name"]["pattern"] = r"^\s*[^\s,]"
     _item(root, "locations")["dependentRequired"] = {"lat": ["lon"], "lon": ["lat"]}
     _item(root, "dates")["anyOf"] = [{"required": ["start"]}, {"required": ["end"]}]
+    # Rules between given fields hold for drafts too: conference dates or place need a title or acronym.
+    root["dependentSchemas"] = {
+        key: {"anyOf": [{"properties": {key: _NULL}}, _present("conference_title"), _present("conference_acronym")]}
+        for key in CONFERENCE_DETAILS
+    }
 
 
 def _present(key: str) -> dict:
@@ -100,13 +120,6 @@ def _publish_rules() -> list[dict]:
         rules.append({"if": {"properties": {"upload_type": {"const": type_}}}, "then": _present(field)})
     rules.append({"if": {"properties": {"access_right": {"const": "restricted"}}, "required": ["access_right"]},
                   "then": _present("access_conditions")})  # fmt: skip
-    for key in CONFERENCE_DETAILS:
-        rules.append(
-            {
-                "if": _present(key),
-                "then": {"anyOf": [_present("conference_title"), _present("conference_acronym")]},
-            }
-        )
     return rules
 
 

@@ -22,13 +22,18 @@ class MetadataLookups(Protocol):
         ...
 
 
+# DataCite's former test prefix: never an external DOI, whatever SANDBOX_DOI_PREFIX says.
+GENERIC_TEST_PREFIX = "10.5072"
+
+
 @dataclass(frozen=True)
 class DoiPolicy:
     """Which client-supplied DOIs a deposit accepts (reference §5.8).
 
-    `prefix` is the service's own DOI prefix (10.5281 in production, 10.5072 in the sandbox shape);
+    `prefix` is the prefix of the service's new DOIs (DOI_PREFIX, or SANDBOX_DOI_PREFIX in the sandbox shape);
     `reserved` is the DOI reserved for this deposit, which the client may set; `locked` is a DOI that
-    can no longer change (published with the service's DOI, or a new-version draft).
+    can no longer change (published with the service's DOI, or a new-version draft); DOIs under `test_prefix`
+    (SANDBOX_DOI_PREFIX) or the generic test prefix are refused as external DOIs.
     """
 
     prefix: str = "10.5281"

@@ -21,6 +21,7 @@ from marshmallow import (
 
 from repository.metadata.fields import (
     Choice,
+    Custom,
     Gnd,
     Html,
     IsoDate,
@@ -54,6 +55,10 @@ def _is_empty(value: Any) -> bool:
     return value is None or value == [] or (isinstance(value, str) and not value.strip())
 
 
+def _is_empty_output(value: Any) -> bool:
+    return _is_empty(value) or value == {}  # a custom object whose terms were all dropped
+
+
 class StrictSchema(Schema):
     """Refuses unknown keys with the reference's message; treats null and blank values as not given."""
 
@@ -70,7 +75,7 @@ class StrictSchema(Schema):
 
     @post_load
     def _drop_empty_output(self, data: dict, **kwargs: Any) -> dict:
-        return {key: value for key, value in data.items() if not _is_empty(value)}
+        return {key: value for key, value in data.items() if not _is_empty_output(value)}
 
 
 class PersonSchema(StrictSchema):
@@ -247,6 +252,9 @@ class DepositMetadataSchema(StrictSchema):
     locations = _items(LocationSchema)
     dates = _items(DateSchema)
     method = Html()
+    # Not in the specification's table: the reference system's custom metadata (Darwin Core, OBO relations),
+    # which the records search's `custom` filter finds.
+    custom = Custom()
 
 
 # The keys of deposit metadata, in the specification's order.

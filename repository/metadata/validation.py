@@ -13,7 +13,7 @@ from typing import Any
 from marshmallow import ValidationError as SchemaError
 
 from repository.errors import ValidationError, field_error
-from repository.metadata.lookups import DoiPolicy, MetadataLookups
+from repository.metadata.lookups import GENERIC_TEST_PREFIX, DoiPolicy, MetadataLookups
 from repository.metadata.schemas import DepositMetadataSchema
 from repository.vocabularies.grant_ids import parse_grant_id
 from repository.vocabularies.identifiers import doi_prefix, normalize_doi
@@ -89,6 +89,7 @@ def _validate(
     if publish:
         _apply_defaults(data, failed, lookups)
         _check_required(data, failed, error)
+    _check_between_given(data, failed, error)
     _drop_inapplicable(data, failed)
     _check_doi(data, doi_policy, error)
     _check_grants(data, _loaded_items("grants", metadata, data, failed), lookups, error)
@@ -138,7 +139,11 @@ def _check_required(data: dict, failed: dict, error: ErrorFn) -> None:
         and "access_conditions" not in failed
     ):
         error("access_conditions", "Required when access right is restricted.")
-    has_conference = "conference_title" in data or "conference_acronym" in data
+
+
+def _check_between_given(data: dict, failed: dict, error: ErrorFn) -> None:
+    """Rules between fields that are both given: checked on every save, not only at publish (CONTRACT)."""
+    has_conference = any(key in data or key in failed for key in ("conference_title", "conference_acronym"))
     for key in CONFERENCE_DETAILS:
         if key in data and not has_conference:
             error(key, "Requires conference_title or conference_acronym.")
@@ -182,10 +187,10 @@ def _check_doi(data: dict, policy: DoiPolicy, error: ErrorFn) -> None:
     elif prefix == policy.prefix:
         if doi.lower() != (policy.reserved or "").lower():
             error("doi", f"The prefix {policy.prefix} is administrated locally.")
-    elif prefix == policy.test_prefix:
+    elif prefix in (policy.test_prefix, GENERIC_TEST_PREFIX):
         error(
             "doi",
-            f"The prefix {policy.test_prefix} is invalid. The prefix is only used for testing purposes, "
+            f"The prefix {prefix} is invalid. The prefix is only used for testing purposes, "
             "and no DOIs with this prefix are attached to any meaningful content.",
         )
 

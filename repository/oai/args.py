@@ -10,8 +10,8 @@ from werkzeug.datastructures import MultiDict
 
 from repository.oai.errors import OaiError, bad_argument
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SECOND = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # ASCII digits only: \d takes any script's
+_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 # Attribute values the OAI-PMH schema accepts on `<request>` (metadataPrefixType, setSpecType).
 PREFIX_PATTERN = re.compile(r"[A-Za-z0-9\-_.!~*'()]+")
 SET_PATTERN = re.compile(r"[A-Za-z0-9\-_.!~*'()]+(:[A-Za-z0-9\-_.!~*'()]+)*")
@@ -59,6 +59,13 @@ def _parse(value: str, name: str) -> tuple[datetime, bool]:
     raise bad_argument(f"The {name!r} argument must be a UTC date YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ.")
 
 
+def check_set(spec: str | None) -> None:
+    """badArgument for a set spec the protocol's syntax (setSpecType) does not allow; an unknown but
+    well-formed set is not an error here (it has no records)."""
+    if spec is not None and not SET_PATTERN.fullmatch(spec):
+        raise bad_argument("The 'set' argument is not a valid setSpec.")
+
+
 @dataclass(frozen=True)
 class DateRange:
     """Datestamps `lower <= d < upper`; either end may be open."""
@@ -75,7 +82,10 @@ def date_range(from_: str | None, until: str | None) -> DateRange:
         lower, day_from = _parse(from_, "from")
     if until:
         start, day_until = _parse(until, "until")
-        upper = start + (timedelta(days=1) if day_until else timedelta(seconds=1))
+        try:
+            upper = start + (timedelta(days=1) if day_until else timedelta(seconds=1))
+        except OverflowError:  # the last instant datetime can hold (9999-12-31): nothing is later, no bound
+            upper = None
     if from_ and until:
         if day_from != day_until:
             raise bad_argument("The 'from' and 'until' arguments must have the same granularity.")

@@ -13,7 +13,10 @@ from datetime import datetime, timedelta
 
 from itsdangerous import BadData, URLSafeSerializer
 
+from repository.oai.args import SET_PATTERN
 from repository.oai.errors import bad_token
+
+__all__ = ["Token", "bad_token", "expires", "issue", "read"]
 
 LIFETIME = timedelta(minutes=2)  # the specification's figure
 _EPOCH = datetime(1970, 1, 1)
@@ -58,13 +61,52 @@ def expires(now: datetime) -> datetime:
 
 
 def read(value: str, secret: bytes, verb: str, clock: Callable[[], datetime]) -> Token:
-    """The token's content; badResumptionToken (HTTP 422) when forged, for another verb, or expired."""
+    """The token's content; badResumptionToken (HTTP 422) when forged, for another verb, expired, or holding
+    anything a token this service issues cannot hold (a signature only says who made it: anyone holding the
+    secret can sign any JSON)."""
     try:
         payload = _serializer(secret, verb).loads(value)
-        token = Token(**{**payload, "after": tuple(payload["after"])})
-    except (BadData, TypeError, KeyError):
+    except BadData:
         raise bad_token() from None
+    token = _token(payload, verb)
+    if token is None:
+        raise bad_token()
     age = _seconds(clock()) - token.issued
     if age > LIFETIME.total_seconds() or age < -60:  # a minute of clock skew between server processes
         raise bad_token()
     return token
+
+
+_TEXT_FIELDS = ("prefix", "set", "from_", "until")
+_COUNT_FIELDS = ("size", "cursor", "issued")
+_MAX_COUNT = 2**62  # beyond any list or clock, and within every database's integers
+
+
+def _token(payload: object, verb: str) -> Token | None:
+    """The Token a payload describes, when it has exactly the fields, types and shapes `issue` writes."""
+    if not isinstance(payload, dict) or set(payload) != {*_TEXT_FIELDS, *_COUNT_FIELDS, "after"}:
+        return None
+    if not all(payload[name] is None or isinstance(payload[name], str) for name in _TEXT_FIELDS):
+        return None
+    if not all(type(payload[name]) is int and 0 <= payload[name] < _MAX_COUNT for name in _COUNT_FIELDS):
+        return None
+    after = payload["after"]
+    if not isinstance(after, list) or not all(isinstance(part, str) for part in after):
+        return None
+    if verb == "ListSets":
+        if len(after) != 1 or not SET_PATTERN.fullmatch(after[0]) or \
+                any(payload[name] is not None for name in _TEXT_FIELDS):
+            return None
+    elif len(after) != 2 or payload["prefix"] is None or not _cursor_ok(after[0], after[1]):
+        return None
+    return Token(**{**payload, "after": tuple(after)})
+
+
+def _cursor_ok(stamp: str, recid: str) -> bool:
+    """A list's position: a naive ISO datestamp and a record id in ASCII digits."""
+    if not (recid.isascii() and recid.isdigit() and len(recid) <= 18):
+        return False
+    try:
+        return datetime.fromisoformat(stamp).tzinfo is None
+    except ValueError:
+        return False

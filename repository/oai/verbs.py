@@ -14,7 +14,7 @@ from sqlalchemy import Connection
 from repository import community_requests, renditions
 from repository.config import Settings
 from repository.oai import listing, response, sets, tokens
-from repository.oai.args import check_names, date_range
+from repository.oai.args import check_names, check_set, date_range
 from repository.oai.errors import OaiError, bad_argument
 from repository.oai.response import q
 from repository.rendering import render_context
@@ -26,6 +26,7 @@ from serializers.text import sub
 OAI_IDENTIFIER_NS = "http://www.openarchives.org/OAI/2.0/oai-identifier"
 OAI_IDENTIFIER_SCHEMA = "http://www.openarchives.org/OAI/2.0/oai-identifier.xsd"
 # What the oai-identifier description allows as a repository identifier (a domain name with a dot).
+_MAX_ID = 2**31 - 1  # record ids are 32-bit integers in PostgreSQL: a larger one would be a database error
 _DOMAIN = re.compile(r"[a-zA-Z][a-zA-Z0-9\-]*(\.[a-zA-Z][a-zA-Z0-9\-]*)+")
 
 
@@ -93,7 +94,8 @@ def _format(prefix: str) -> OaiFormat:
 def _record_id(ctx: Context, identifier: str) -> int:
     scheme, _, rest = identifier.partition(":")
     host, _, recid = rest.rpartition(":")
-    if scheme != "oai" or host != ctx.settings.oai_host or not recid.isdigit() or len(recid) > 18:
+    if scheme != "oai" or host != ctx.settings.oai_host or not (recid.isascii() and recid.isdigit()) \
+            or len(recid) > 18 or int(recid) > _MAX_ID:
         raise OaiError("idDoesNotExist", f"No record has the identifier {identifier!r}.")
     return int(recid)
 
@@ -136,11 +138,14 @@ def list_metadata_formats(ctx: Context, args: dict[str, str], parent: etree._Ele
     if "identifier" in args:
         _row(ctx, args["identifier"])  # every record, tombstones too, has every format
     element = sub(parent, q("ListMetadataFormats"))
+    # Every prefix served, each format followed by its aliases (the reference system's names): harvesters pick
+    # a format from this list by the names they know.
     for fmt in OAI_FORMATS.values():
-        item = sub(element, q("metadataFormat"))
-        sub(item, q("metadataPrefix"), fmt.prefix)
-        sub(item, q("schema"), fmt.schema)
-        sub(item, q("metadataNamespace"), fmt.namespace)
+        for prefix in (fmt.prefix, *fmt.aliases):
+            item = sub(element, q("metadataFormat"))
+            sub(item, q("metadataPrefix"), prefix)
+            sub(item, q("schema"), fmt.schema)
+            sub(item, q("metadataNamespace"), fmt.namespace)
 
 
 def list_sets(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:
@@ -191,8 +196,14 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
         if state
         else {name: args.get(name) for name in ("metadataPrefix", "set", "from", "until")}
     )
-    dates = date_range(query["from"], query["until"])
-    fmt = _format(query["metadataPrefix"] or "")
+    try:
+        check_set(query["set"])
+        dates = date_range(query["from"], query["until"])
+        fmt = _format(query["metadataPrefix"] or "")
+    except OaiError:
+        if state:  # signed, yet not a query this service would have started a list with
+            raise tokens.bad_token() from None
+        raise
     where = listing.conditions(query["set"], dates)
     size = ctx.settings.OAI_PAGE_SIZE
     after = (datetime.fromisoformat(state.after[0]), int(state.after[1])) if state else None

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from repository.errors import field_error
+from repository.jsonlimits import MAX_YAML_VALUES, ShapeError, check_shape, loads_bounded
 
 # In order of preference: the first one present at the tag is used, the others are ignored.
 METADATA_FILES = (".service.json", ".zenodo.json", "CITATION.cff")
@@ -82,7 +83,10 @@ def read(name: str, data: bytes) -> MetadataFile:
 
 def _read_json(text: str, result: MetadataFile) -> None:
     try:
-        value = json.loads(text)
+        value = loads_bounded(text)
+    except ShapeError as exc:
+        result.problems.append(field_error(None, f"The metadata file is {exc}."))
+        return
     except json.JSONDecodeError as exc:
         problem = field_error(None, f"The metadata file is not valid JSON: {exc.msg} (line {exc.lineno}, "
                                     f"column {exc.colno}).")  # fmt: skip
@@ -99,7 +103,14 @@ def _read_json(text: str, result: MetadataFile) -> None:
 
 def _read_cff(text: str, result: MetadataFile) -> None:
     try:
+        # The pure-Python loader, not libyaml's (five times faster): libyaml crashes the process on deep nesting,
+        # where this one raises RecursionError.
         value = yaml.safe_load(text)
+        check_shape(value, max_values=MAX_YAML_VALUES)  # aliases can make a small file a huge value
+    except (RecursionError, ShapeError) as exc:
+        shown = exc if isinstance(exc, ShapeError) else ShapeError.too_deep()
+        result.problems.append(field_error(None, f"CITATION.cff is {shown}."))
+        return
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

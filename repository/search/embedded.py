@@ -25,6 +25,8 @@ from repository.search.tantivy_query import Translator, build_schema, to_tantivy
 from repository.search.writer_lease import LOCK, WriterLease
 
 CURRENT, NEXT = "CURRENT", "NEXT"
+# Queries whose hits all score alike in the engine (constant-score queries; filters add nothing to the score).
+CONSTANT_SCORE = (ast.MatchAll, ast.Range, ast.Wildcard, ast.Regex, ast.Terms, ast.GeoBox)
 # Inside an index being built: writes that arrive while `load_documents` owns it, applied by `swap`.
 JOURNAL = "pending.journal"
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
@@ -332,6 +334,10 @@ class EmbeddedBackend:
         total = first.count
         if not total:
             return [], None, 0
+        if isinstance(req.query, CONSTANT_SCORE) and first.hits:
+            constant = self._by_recid(searcher, query, req, float(first.hits[0][0]))
+            if constant is not None:
+                return constant[0], constant[1], total
         limit = min(total, req.offset + req.size + 1) if req.descending else total
         while True:
             scored = first.hits if first is not None and len(first.hits) == limit else \
@@ -352,6 +358,26 @@ class EmbeddedBackend:
             limit = min(total, limit * 2)
         last = [chosen[-1][0], -chosen[-1][1]] if chosen else None
         return [a for _, _, a in chosen], last, total
+
+    def _by_recid(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
+                  score: float) -> tuple[list[Any], list[Any] | None] | None:
+        """Score order when every hit has the same score (`q=*`, a range, one pattern): recid order, read by the
+        engine from the recid column (the general path fetches and sorts every tied hit: seconds at a million
+        records). None when a cursor carries another score (the index changed): the general path decides."""
+        ascending_recid = req.descending  # ties: recid ascending under descending scores (as OpenSearch sorts)
+        offset = req.offset
+        if req.after is not None:
+            if float(req.after[0]) != score:
+                return None
+            past = tantivy.Query.range_query(
+                self.schema, "recid", tantivy.FieldType.Integer, lower_bound=int(req.after[1]) if ascending_recid
+                else None, upper_bound=None if ascending_recid else int(req.after[1]),
+                include_lower=not ascending_recid, include_upper=ascending_recid)  # the open side is inclusive
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, past)])
+            offset = 0
+        found = searcher.search(query, req.size, count=False, order_by_field="recid", offset=offset,
+                                order=tantivy.Order.Asc if ascending_recid else tantivy.Order.Desc).hits
+        return [a for _, a in found], ([score, int(found[-1][0])] if found else None)
 
     def _by_key(self, index: tantivy.Index, searcher: tantivy.Searcher, query: tantivy.Query,
                 req: SearchRequest) -> tuple[list[Any], list[Any] | None, int]:

@@ -13,7 +13,19 @@ from typing import Any, Protocol
 
 from repository.errors import BadRequest, field_error
 from repository.search.documents import SORT_ORDERS
-from repository.search.query import Bool, GeoBox, Node, Range, Term, Terms, date_range, invalid, parse_query
+from repository.search.query import (
+    Bool,
+    GeoBox,
+    MatchNone,
+    Node,
+    Range,
+    Term,
+    Terms,
+    date_range,
+    invalid,
+    parse_query,
+)
+from repository.vocabularies.custom_terms import CUSTOM_TERMS
 
 WINDOW = 10_000
 DEFAULT_SIZE = 10
@@ -22,16 +34,9 @@ FACETS = DEFAULT_FACETS + ("communities", "publication_date")
 # Post-filters narrow the hits but not the aggregations (reference §4.2).
 POST_FILTERS = {"type": "resource_type.type", "subtype": "resource_type.subtype", "access_right": "access_right",
                 "file_type": "filetype", "keywords": "keywords"}
-LINK_ARGS = ("q", "sort", "size", "page", "from", "all_versions", "communities", "type", "subtype", "access_right",
-             "file_type", "keywords", "publication_date", "bounds", "custom", "facets", "cursor")
-# Custom metadata terms the service knows (Darwin Core keywords, OBO relationships "subject:object").
-CUSTOM_TERMS = frozenset({
-    "dwc:kingdom", "dwc:phylum", "dwc:class", "dwc:order", "dwc:family", "dwc:genus", "dwc:specificEpithet",
-    "dwc:scientificName", "dwc:scientificNameAuthorship", "dwc:taxonRank", "dwc:basisOfRecord",
-    "dwc:catalogNumber", "dwc:collectionCode", "dwc:country", "dwc:locality", "dwc:recordedBy", "dwc:eventDate",
-    "dwc:typeStatus", "obo:RO_0002453", "obo:RO_0002454", "obo:RO_0002455", "obo:RO_0002456", "obo:RO_0002444",
-    "obo:RO_0002445", "obo:RO_0002470", "obo:RO_0002471", "obo:RO_0002556", "obo:RO_0002557",
-})
+STATUSES = ("draft", "published")  # the specification's `status` values
+LINK_ARGS = ("q", "status", "sort", "size", "page", "from", "all_versions", "communities", "type", "subtype",
+             "access_right", "file_type", "keywords", "publication_date", "bounds", "custom", "facets", "cursor")
 BOUNDS_FORMAT = ("Invalid bounds: four comma-separated numbers required. "
                  "Example: 143.37158,-38.99357,146.90918,-37.35269")
 _CUSTOM = re.compile(r"\[([^\[\]]+)\]:(?:\[(.*)\]|(.+))", re.DOTALL)
@@ -146,7 +151,7 @@ def parse_custom(raw: str, terms: frozenset[str] = CUSTOM_TERMS) -> Term:
     return Term("custom", f"{term}:{value}".lower())
 
 
-def parse_date_filter(raw: str) -> Range:
+def parse_date_filter(raw: str) -> Range | MatchNone:
     """`yyyy--yyyy` with either side optional; `>` on the left or `<` on the right makes that side strict."""
     if raw.count("--") != 1:
         raise invalid("Invalid range format.", "publication_date")
@@ -161,24 +166,41 @@ def parse_date_filter(raw: str) -> Range:
         raise invalid("Invalid range format.", "publication_date") from None
 
 
+MAX_CURSOR = 2048  # characters: a real cursor is about 150
+
+
 def _decode_cursor(raw: str, key: bytes) -> dict[str, Any]:
+    """The payload of a cursor this service signed, with the shape `cursor_for` gives it; 400 otherwise (a cursor
+    signed with a known secret may still carry anything)."""
     body, _, signature = raw.partition(".")
     try:
-        if not hmac.compare_digest(signature, _sign(key, body)):
+        if len(raw) > MAX_CURSOR or not hmac.compare_digest(signature, _sign(key, body)):
             raise ValueError("bad signature")
-        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        if not isinstance(data.get("a"), list) or not isinstance(data.get("n"), int):
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)), parse_constant=_no_constant)
+        if not (isinstance(data, dict) and isinstance(data.get("a"), list) and _whole(data.get("n"))
+                and isinstance(data.get("f"), str)):
             raise ValueError("bad payload")
         return data
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, RecursionError):
         raise invalid("Invalid cursor: use the links.next URL of a previous page.", "cursor") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} in a cursor")  # NaN and Infinity: json accepts them, no engine does
+
+
+def _whole(value: Any, low: int = 0, high: int = 2**63 - 1) -> bool:
+    """An int (not a bool) within the engines' 64-bit range."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _after_fits(sort: str, after: tuple[Any, ...]) -> bool:
     """Score + recid for bestmatch, one hex sort key otherwise (what the backends put in cursors)."""
     if sort == "bestmatch":
-        return len(after) == 2 and isinstance(after[0], int | float) and isinstance(after[1], int)
-    return len(after) == 1 and isinstance(after[0], str) and all(c in "0123456789abcdef" for c in after[0])
+        return (len(after) == 2 and isinstance(after[0], int | float) and not isinstance(after[0], bool)
+                and abs(after[0]) < 1e300 and _whole(after[1], -(2**63)))
+    return (len(after) == 1 and isinstance(after[0], str) and 0 < len(after[0]) <= 256
+            and all(c in "0123456789abcdef" for c in after[0]))
 
 
 def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WINDOW,
@@ -197,6 +219,11 @@ def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WIND
         offset = (_int_arg(args, "page", 1) - 1) * size
 
     filters: list[Node] = []
+    status = args.get("status")
+    if status not in (None, "", *STATUSES):
+        raise invalid(f'Invalid status "{status}": use {" or ".join(STATUSES)}.', "status")
+    if status == "draft":
+        filters.append(MatchNone())  # records are published: no record is a draft
     all_versions = args.get("all_versions")
     if all_versions is None or all_versions.strip().lower() not in ("", "1", "true"):
         filters.append(Term("relations.version.is_last", True))

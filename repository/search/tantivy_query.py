@@ -14,6 +14,7 @@ import tantivy
 from repository.search import query as ast
 from repository.search.mapping import SOURCE_FIELD, Field
 
+DATES = (datetime(1677, 9, 22, tzinfo=UTC), datetime(2262, 4, 11, tzinfo=UTC))  # what the engine's dates can hold
 PRESENT = "_present"  # names of the fields a document has, so `_exists_` works on every field kind
 _ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
              .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
@@ -184,6 +185,13 @@ class Translator:
         field_type = tantivy.FieldType.Date if kind == "date" else tantivy.FieldType.Integer
         lower = node.gte if node.gte is not None else node.gt
         upper = node.lte if node.lte is not None else node.lt
+        if kind == "date":
+            # The engine holds dates as 64-bit nanoseconds (1677-2262): no document lies outside, so a bound
+            # beyond that span is no bound, or leaves nothing.
+            if (lower is not None and lower > DATES[1]) or (upper is not None and upper < DATES[0]):
+                return tantivy.Query.empty_query()
+            lower = None if lower is not None and lower < DATES[0] else lower
+            upper = None if upper is not None and upper > DATES[1] else upper
         if lower is None and upper is None:
             return tantivy.Query.all_query()
         return tantivy.Query.range_query(self.schema, node.field, field_type, lower_bound=lower, upper_bound=upper,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
@@ -13,6 +13,7 @@ BUSY_TIMEOUT_MS = 30_000  # how long a SQLite writer queues for the lock
 # Asked for a scan: SQLite maps at most the file and its build's cap (often 2 GB) and reads the rest as usual.
 SCAN_MMAP_BYTES = 1 << 34
 
+_AFTER_COMMIT = "repository.after_commit"  # key in Connection.info of the actions waiting for the commit
 # Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
 _OPEN: set[Database] = set()
 
@@ -48,11 +49,18 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
+        """One transaction: committed when the block ends, rolled back if it raises; then the actions registered
+        with `after_commit` run (only after a commit)."""
         with self.engine.connect() as conn:
             conn = conn.execution_options(write=True)
-            with conn.begin():
-                yield conn
+            conn.info[_AFTER_COMMIT] = []
+            try:
+                with conn.begin():
+                    yield conn
+                for action in conn.info[_AFTER_COMMIT]:
+                    action()
+            finally:
+                conn.info.pop(_AFTER_COMMIT, None)  # the info lives with the pooled connection
 
     @contextmanager
     def brief_write(self, wait_ms: int = 250) -> Iterator[Connection]:
@@ -75,6 +83,17 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def after_commit(conn: Connection, action: Callable[[], object]) -> None:
+    """Run `action` once the `Database.write()` transaction of `conn` has committed, never after a rollback (at
+    once outside one): for effects no rollback could undo, such as removing a file whose row the transaction
+    deletes."""
+    pending = conn.info.get(_AFTER_COMMIT)
+    if pending is None:
+        action()
+    else:
+        pending.append(action)
 
 
 def close_all() -> None:

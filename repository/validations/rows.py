@@ -85,6 +85,9 @@ def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterab
     """Bring the bucket's rows in step with its files; `keys` (just written) are examined as possible documents.
 
     Returns True when some row is pending (the caller starts a validation after its commit)."""
+    # The bucket's lock, as every bucket write takes it: two requests syncing one bucket at once (a report GET
+    # and the runner) would otherwise both insert the same row on PostgreSQL.
+    files.hold_bucket(conn, bucket_id)
     objs = {o["key"]: o for o in files.list_objects(conn, bucket_id)}
     rows = {row["key"]: row for row in bucket_rows(conn, bucket_id)}
     examine = {key for key in keys if key in objs}

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from repository import files
-from repository.datadesc import detect_kind, validate_document
+from repository.datadesc import detect_kind, pending, validate_document
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
 from repository.files import FileStore
 from repository.storage import Database
@@ -54,7 +54,15 @@ def validate_row(db: Database, store: FileStore, row: dict) -> bool:
         deps[key] = found["file_id"] if found else None
         return Path(store.path(found["uri"])) if found else None
 
-    report = validate_document(kind, data, lookup).to_dict() if kind is not None else None
+    try:
+        report = validate_document(kind, data, lookup).to_dict() if kind is not None else None
+    except OSError:
+        raise  # a file that could not be read: left claimed, retried once the claim is stale
+    except Exception:  # noqa: BLE001 - the same bytes would fail again: say so rather than stay pending forever
+        log.exception("validating %s in bucket %s failed", row["key"], row["bucket_id"])
+        message = "The document could not be validated (an error of the service, logged): replace it to retry."
+        report = {**pending(kind), "status": "invalid", "errors": [{"field": "", "message": message, "code": "error"}],
+                  "summary": {"errors": 1}}  # fmt: skip
     with db.write() as conn:
         return rows.store_result(conn, row, report, deps)
 

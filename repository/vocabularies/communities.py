@@ -137,8 +137,6 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "id_user": row.owner_id,
-        "links": {
-            "self": f"{base_url}/api/communities/{row.identifier}",
-            "html": f"{base_url}/communities/{row.identifier}/",
-        },
+        # No `html` until the community pages exist: a link handed out must answer.
+        "links": {"self": f"{base_url}/api/communities/{row.identifier}"},
     }

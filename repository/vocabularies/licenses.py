@@ -12,12 +12,18 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Connection, Row, case, func, select
+from sqlalchemy import ColumnElement, Connection, Row, case, func, select
 
 from repository.errors import NotFound
 from repository.storage.tables import license_aliases, licenses
 from repository.timeutil import isoformat
-from repository.vocabularies.listing import Page, corrected, matches_all, query_terms
+from repository.vocabularies.listing import (
+    Page,
+    corrected,
+    matches_all,
+    parse_vocabulary_query,
+    tree_condition,
+)
 
 SPDX_URL = "https://spdx.org/licenses/{}.html"
 
@@ -43,19 +49,22 @@ def get(conn: Connection, value: str) -> Row:
 
 
 def search(conn: Connection, q: str | None, page: Page) -> tuple[list[Row], int]:
-    """Licenses whose id, title or an alias contain every word of `q` (close spellings if none do), and the total."""
-    terms = query_terms(q)
-    rows, total = _search(conn, [[term] for term in terms], (q or "").strip().lower(), page)
+    """Licenses whose id, title or an alias contain every word of `q` (close spellings if none do), or that match
+    its operators (AND, OR, NOT, phrases), and the total; 400 naming `q` on bad syntax, as record search."""
+    terms, tree = parse_vocabulary_query(q)
+    if tree is not None:
+        return _search(conn, tree_condition(licenses.c.search_text, tree), "", page)
+    rows, total = _search(conn, matches_all(licenses.c.search_text, [[t] for t in terms]), " ".join(terms), page)
     if total == 0 and terms:
         variants = corrected(terms, conn.execute(select(licenses.c.search_text)).scalars())
         if variants:
             # The closest spelling of each word stands in for `q` when ranking an exact name first.
-            rows, total = _search(conn, variants, " ".join(v[0] for v in variants), page)
+            rows, total = _search(conn, matches_all(licenses.c.search_text, variants),
+                                  " ".join(v[0] for v in variants), page)
     return rows, total
 
 
-def _search(conn: Connection, variants: list[list[str]], exact: str, page: Page) -> tuple[list[Row], int]:
-    where = matches_all(licenses.c.search_text, variants)
+def _search(conn: Connection, where: ColumnElement[bool], exact: str, page: Page) -> tuple[list[Row], int]:
     total = conn.execute(select(func.count()).select_from(licenses).where(where)).scalar_one()
     named = select(license_aliases.c.license_id).where(license_aliases.c.alias == exact)
     query = (

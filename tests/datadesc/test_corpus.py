@@ -240,3 +240,20 @@ def test_oversized_documents_are_refused_before_parsing(monkeypatch: pytest.Monk
     monkeypatch.setattr("repository.datadesc.report.MAX_DOCUMENT_BYTES", 10)
     report = validate_software_corpus(b'{"research_software": []}')
     assert [e["code"] for e in report.errors] == ["too-large"]
+
+
+@pytest.mark.parametrize("value", ["MIT", "Apache-2.0", "GPL-2.0-or-later", "GPL-2.0+", "0BSD"])
+def test_license_is_an_spdx_identifier(corpus: dict[str, Any], value: str) -> None:
+    _set(corpus, (*LIC, "license"), value)
+    assert validate_software_corpus(corpus).errors == []
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [("Foo License", "spdx.org/licenses"), ("mit", "Did you mean 'MIT'?"), ("MIT OR Apache-2.0", "spdx.org"), ("", "")],
+)
+def test_license_outside_the_spdx_list_is_reported_at_its_field(corpus: dict[str, Any], value: str, hint: str) -> None:
+    _set(corpus, (*LIC, "license"), value)
+    errors = validate_software_corpus(corpus).errors
+    assert [(e["field"], e["code"]) for e in errors] == [(_dotted((*LIC, "license")), "format")]
+    assert "SPDX license identifier" in errors[0]["message"] and hint in errors[0]["message"]

@@ -58,7 +58,6 @@ def test_valid_package_passes(descriptor: dict[str, Any]) -> None:
         "encoding",
         "note",
         "resources",
-        "codebook",
     ],
 )
 def test_each_descriptor_field_is_required(descriptor: dict[str, Any], key: str) -> None:
@@ -233,6 +232,22 @@ def test_missing_codebook(descriptor: dict[str, Any]) -> None:
     del given["codebook.md"]
     report = validate_datapackage(descriptor, given)
     assert [(e["field"], e["code"]) for e in report.errors] == [("codebook", "missing-file")]
+
+
+def test_codebook_is_optional(descriptor: dict[str, Any]) -> None:
+    # The specification lists no `codebook` field: a descriptor written exactly to it is valid.
+    del descriptor["codebook"]
+    given = files(*VALID_ROWS)
+    del given["codebook.md"]
+    report = validate_datapackage(descriptor, given)
+    assert report.errors == [] and report.status == "valid"
+
+
+@pytest.mark.parametrize("value", ["", 7, "sub/codebook.md", "https://example.org/codebook.md"])
+def test_a_given_codebook_must_be_a_plain_file_name(descriptor: dict[str, Any], value: Any) -> None:
+    descriptor["codebook"] = value
+    report = validate_datapackage(descriptor, files(*VALID_ROWS))
+    assert [e["field"] for e in report.errors] == ["codebook"]
 
 
 def test_missing_table(descriptor: dict[str, Any]) -> None:

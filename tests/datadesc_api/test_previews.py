@@ -26,6 +26,7 @@ def test_record_preview_with_descriptor_types(package_deposit, client, auth, set
         {"name": "country", "type": "string"}, {"name": "year", "type": "integer"}, {"name": "value", "type": "number"},
     ]  # fmt: skip
     assert body["total"] == len(VALID_ROWS) and body["limit"] == 2 and body["offset"] == 0
+    assert body["truncated"] is False
     assert body["rows"][0] == {
         "country": "Germany", "year": 1990, "value": 1.5, "indicator": "gdp", "source": "World Bank", "unit": "USD",
         "notes": "first",
@@ -93,3 +94,33 @@ def test_concurrent_first_requests_build_one_database(package_deposit, app, clie
     for thread in threads:
         thread.join()
     assert answers == [len(VALID_ROWS)] * 4
+
+
+def test_unusual_csv_files_get_an_answer_never_a_500(client, auth, multipart, runner, monkeypatch):
+    from repository.datadesc import preview
+
+    monkeypatch.setattr(preview, "MAX_LINE_CHARS", 10_000)
+    cases = {
+        "wide.csv": (",".join(f"c{i}" for i in range(1_500)) + "\n" + ",".join("1" * 1_500) + "\n").encode(),
+        "long.csv": b"a,b\n" + b"x" * 20_000 + b",1\n",
+        "empty.csv": b"",
+        "nul.csv": b"a\x00,b\n1,\x002\n",
+    }
+    dep = make_deposit(client, auth)
+    ids = {name: multipart(dep, name, content)["id"] for name, content in cases.items()}
+    record = publish(client, auth, dep)
+    answers = {name: _preview(client, record["id"], file_id) for name, file_id in ids.items()}
+    assert answers["wide.csv"].status_code == 422 and "1,500 columns" in answers["wide.csv"].json["message"]
+    assert answers["long.csv"].status_code == 422 and "line is longer" in answers["long.csv"].json["message"]
+    assert answers["empty.csv"].status_code == 200 and answers["empty.csv"].json["columns"] == []
+    assert answers["nul.csv"].status_code == 200 and answers["nul.csv"].json["rows"] == [{"a": "1", "b": "\x002"}]
+
+
+def test_a_preview_holds_the_first_rows_and_says_so(package_deposit, client, auth, monkeypatch):
+    from repository.datadesc import preview
+
+    monkeypatch.setattr(preview, "MAX_ROWS", 3)
+    dep, uploaded = package_deposit()
+    record = publish(client, auth, dep)
+    page = _preview(client, record["id"], uploaded["data.csv"]["id"]).json
+    assert page["total"] == 3 and len(page["rows"]) == 3 and page["truncated"] is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 
@@ -37,6 +38,16 @@ def test_package_with_its_tables(client):
     assert {e["field"] for e in alone.json["errors"]} == {"codebook", "resources.0.path"}
 
 
+def test_descriptor_written_to_the_specification_needs_no_codebook(client):
+    # The specification's descriptor has no `codebook` field (issue 15.8); one that names a codebook is checked.
+    descriptor = json.loads(descriptor_bytes())
+    del descriptor["codebook"]
+    response = _multipart(client, (json.dumps(descriptor).encode(), "datapackage.json"), (csv_bytes(*VALID_ROWS), "data.csv"))
+    assert response.status_code == 200 and response.json["status"] == "valid", response.json
+    named = _multipart(client, (descriptor_bytes(), "datapackage.json"), (csv_bytes(*VALID_ROWS), "data.csv"))
+    assert [(e["field"], e["code"]) for e in named.json["errors"]] == [("codebook", "missing-file")]
+
+
 def test_software_corpus_as_json_body_or_part(client):
     valid = client.post(URL, json=CORPUS)
     assert valid.status_code == 200 and valid.json == {
@@ -51,6 +62,14 @@ def test_software_corpus_as_json_body_or_part(client):
     assert forced.status_code == 200 and forced.json["status"] == "invalid"
     syntax = client.post(URL, data=b'{"research_software": }', content_type="application/json")
     assert syntax.status_code == 200 and syntax.json["errors"][0]["code"] == "json"
+
+
+def test_corpus_license_must_be_an_spdx_identifier(client):
+    doc = copy.deepcopy(CORPUS)
+    doc["research_software"][0]["repositories"][0]["latest"]["licenses"][0]["license"] = "Whatever licence"
+    response = client.post(URL, json=doc)
+    assert response.status_code == 200 and response.json["status"] == "invalid"
+    assert [e["field"] for e in response.json["errors"]] == ["research_software.0.repositories.0.latest.licenses.0.license"]
 
 
 def test_unusable_requests(client):

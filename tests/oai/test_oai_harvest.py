@@ -3,7 +3,6 @@ against the TLS server; every record arrives exactly once."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import datetime
 
@@ -37,15 +36,12 @@ def repository(db, settings) -> list[int]:  # type: ignore[no-untyped-def]
 
 def test_sickle_harvests_everything_and_one_set_exactly_once(client, clock, repository):
     sickle = InProcessSickle(client)
-    started = time.perf_counter()
     headers = [record.header for record in sickle.ListRecords(metadataPrefix="oai_dc")]
-    elapsed = time.perf_counter() - started
     identifiers = [h.identifier for h in headers]
     assert len(identifiers) == len(set(identifiers)) == COUNT
     assert set(identifiers) == {f"oai:{HOST}:{r}" for r in repository}
     assert [h.identifier for h in headers if h.deleted] == [f"oai:{HOST}:{repository[10]}"]
     assert len(sickle.adapter.requests) == COUNT // 100
-    assert elapsed < 20, elapsed  # measured about 3 s for 3,000 records in oai_dc on SQLite
 
     members = [
         h.identifier

@@ -8,7 +8,8 @@ import pytest
 from bulk_records import deposit_metadata, insert_records, make_community, take_down
 from conftest import HOST
 from factories import published
-from oai_client import CANONICAL, PREFIXES, Oai
+from lxml import etree
+from oai_client import CANONICAL, NS, PREFIXES, Oai
 
 from repository import accounts
 from repository.metadata import validate_for_publish
@@ -58,12 +59,25 @@ def test_post_form_gives_the_same_answer_as_get(oai: Oai, db, settings):
 def test_list_metadata_formats(oai: Oai, db, settings):
     [recid] = insert_records(db, settings, 1, T0)
     every = oai.get(verb="ListMetadataFormats")
-    assert sorted(str(p) for p in every.xpath("//o:metadataPrefix/text()")) == sorted(CANONICAL)
+    # Every prefix served is listed, the reference system's aliases too: harvesters pick from this list.
+    listed = [str(p) for p in every.xpath("//o:metadataPrefix/text()")]
+    assert sorted(listed) == sorted(PREFIXES) and set(CANONICAL) < set(listed) and len(set(listed)) == len(listed)
+    for alias in ("oai_datacite", "oai_datacite3", "oai_datacite4", "datacite", "datacite3", "datacite4", "marcxml"):
+        assert alias in listed
     dc = "//o:metadataFormat[o:metadataPrefix='oai_dc']"
     assert every.one(dc + "/o:schema/text()") == "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
     assert every.one(dc + "/o:metadataNamespace/text()") == "http://www.openarchives.org/OAI/2.0/oai_dc/"
+    kernel3 = "//o:metadataFormat[o:metadataPrefix='datacite3']"
+    assert every.one(kernel3 + "/o:metadataNamespace/text()") == "http://datacite.org/schema/kernel-3"
+    # Each listed prefix disseminates records in the namespace it announces (the client checks the schemas).
+    for item in every.xpath("//o:metadataFormat"):
+        prefix, namespace = item.xpath("string(o:metadataPrefix)", namespaces=NS), \
+            item.xpath("string(o:metadataNamespace)", namespaces=NS)
+        got = oai.get(verb="GetRecord", metadataPrefix=prefix, identifier=f"oai:{HOST}:{recid}")
+        assert got.error is None, prefix
+        assert [etree.QName(e).namespace for e in got.xpath("//o:metadata/*")] == [namespace], prefix
     one = oai.get(verb="ListMetadataFormats", identifier=f"oai:{HOST}:{recid}")
-    assert one.error is None and len(one.xpath("//o:metadataFormat")) == len(CANONICAL)
+    assert one.error is None and len(one.xpath("//o:metadataFormat")) == len(PREFIXES)
     take_down(db, recid, T0)
     assert oai.get(verb="ListMetadataFormats", identifier=f"oai:{HOST}:{recid}").error is None
     missing = oai.get(verb="ListMetadataFormats", identifier=f"oai:{HOST}:999")

@@ -108,8 +108,8 @@ def test_open_registrar_is_local_by_default(make_settings, db: Database) -> None
 
 def test_open_registrar_datacite(make_settings, db: Database) -> None:  # type: ignore[no-untyped-def]
     settings: Settings = make_settings(
-        REGISTRAR="datacite", DATACITE_URL="https://api.test.datacite.org", DATACITE_USERNAME="REPO.X",
-        DATACITE_PASSWORD="pw",
+        REGISTRAR="datacite", DOI_PREFIX="10.12345", DATACITE_URL="https://api.test.datacite.org",
+        DATACITE_USERNAME="REPO.X", DATACITE_PASSWORD="pw",
     )  # fmt: skip
     registrar = open_registrar(settings, db)
     try:
@@ -123,6 +123,6 @@ def test_open_registrar_datacite(make_settings, db: Database) -> None:  # type: 
 
 def test_open_registrar_datacite_needs_an_account(make_settings, db: Database) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(StartupError, match="DATACITE_USERNAME"):
-        open_registrar(make_settings(REGISTRAR="datacite"), db)
+        open_registrar(make_settings(REGISTRAR="datacite", DOI_PREFIX="10.12345"), db)
     with pytest.raises(StartupError, match="DATACITE_PASSWORD"):
-        open_registrar(make_settings(REGISTRAR="datacite", DATACITE_USERNAME="REPO.X"), db)
+        open_registrar(make_settings(REGISTRAR="datacite", DOI_PREFIX="10.12345", DATACITE_USERNAME="REPO.X"), db)

@@ -1,0 +1,107 @@
+"""The gunicorn worker class the service runs under: `gunicorn -k repository.serving.worker.Worker 'app:create_app()'`.
+
+gunicorn's asyncio worker reads and parses every connection in an event loop (TLS included); `WSGIFront` hands a
+request to the thread pool only once it has arrived. On top of gunicorn's own protocol this adds a deadline for the
+first request's headers (`HEADER_TIMEOUT`: gunicorn's keep-alive timeout already bounds the later ones) and
+answers the server's own errors (400, 408, 414, 431, 501) with the service's JSON error object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import orjson
+from gunicorn.asgi.protocol import ASGIProtocol
+from gunicorn.workers.gasgi import ASGIWorker
+
+from repository.serving.adapter import WSGIFront
+from repository.serving.logs import install_redaction
+
+HEADER_TIMEOUT = 10.0  # seconds from the connection (TLS handshake included) to the end of the request's headers
+
+MESSAGES = {
+    400: "The request is malformed (request line, headers or chunked body).",
+    408: f"The request headers did not arrive within {HEADER_TIMEOUT:g} s.",
+    414: "The request line (method, URL and version) is too long.",
+    431: "The request has too many headers, or one that is too large.",
+    501: "The request uses a transfer coding this server does not implement.",
+}
+
+
+class Protocol(ASGIProtocol):
+    """gunicorn's HTTP/1.1 protocol with a header deadline and JSON error answers."""
+
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._header_timer = self.worker.loop.call_later(HEADER_TIMEOUT, self._headers_too_slow)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _on_headers_complete(self):  # type: ignore[no-untyped-def]
+        self._cancel_header_timer()
+        return super()._on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def _build_http_scope(self, request, sockname, peername):  # type: ignore[no-untyped-def]
+        # The scheme is the connection's own, whatever gunicorn's forwarded-header settings: the app applies
+        # X-Forwarded-Proto itself when TRUSTED_PROXIES says so.
+        scope = super()._build_http_scope(request, sockname, peername)
+        scope["scheme"] = "https" if self._is_ssl else "http"
+        return scope
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self._closed or self._current_request is not None:
+            return
+        self._send_error_response(408, MESSAGES[408])
+        self._close_transport()
+        if self._request_ready is not None:
+            self._request_ready.set()  # the connection's task sees it closed and ends
+
+    def _send_error_response(self, status: int, message: str, extra_headers=()) -> None:  # type: ignore[no-untyped-def]
+        # gunicorn's text may quote the request (a URL with its access_token): answer with fixed text instead.
+        body = b"" if status >= 500 and status != 501 else orjson.dumps(
+            {"message": MESSAGES.get(status, "The request cannot be served."), "status": status})
+        head = "".join(f"{name}: {value}\r\n" for name, value in extra_headers)
+        self._safe_write(
+            (f"HTTP/1.1 {status} {self._get_reason_phrase(status)}\r\nContent-Type: application/json\r\n"
+             f"Content-Length: {len(body)}\r\n{head}Connection: close\r\n\r\n").encode("latin-1") + body)
+
+
+class Worker(ASGIWorker):
+    """gunicorn's asyncio worker serving the WSGI app through `WSGIFront` (`--threads` threads per process)."""
+
+    @classmethod
+    def check_config(cls, cfg, log) -> None:  # type: ignore[no-untyped-def]
+        """`--threads` is used here (gunicorn's asyncio worker warns about it otherwise)."""
+
+    def load_wsgi(self) -> None:
+        install_redaction()
+        self.wsgi = self.app.wsgi()
+        self.asgi = WSGIFront(self.wsgi, threads=self.cfg.threads, timeout=float(self.cfg.timeout or 30))
+
+    async def _serve(self) -> None:
+        """gunicorn's loop, with this module's protocol and a TLS handshake deadline."""
+        ssl_context = self._get_ssl_context()
+        for sock in self.sockets:
+            server = await self.loop.create_server(
+                lambda: Protocol(self), sock=sock.sock, ssl=ssl_context,
+                ssl_handshake_timeout=HEADER_TIMEOUT if ssl_context else None, start_serving=True,
+            )
+            self.servers.append(server)
+        while self.alive:
+            self.notify()
+            if self.ppid != os.getppid():
+                self.log.info("Parent changed, shutting down: %s", self)
+                break
+            await asyncio.sleep(1.0)
+        await self._shutdown()
