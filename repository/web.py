@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Request, Response, current_app, g, request
 from sqlalchemy.exc import IntegrityError, OperationalError
 from werkzeug.exceptions import HTTPException
 
@@ -153,8 +153,24 @@ def install_checks(app: Flask) -> None:
             raise Unauthorized("The access token is invalid or has been revoked.")
 
 
+class UploadRequest(Request):
+    """A request that closes every file its form parser opened, also those of a parse that failed half-way (a full
+    disk, a body past the limit): werkzeug closes only the files of a parse that finished."""
+
+    def _get_file_stream(self, *args: Any, **kwargs: Any) -> Any:
+        stream = super()._get_file_stream(*args, **kwargs)
+        self.__dict__.setdefault("_parser_streams", []).append(stream)
+        return stream
+
+    def close(self) -> None:
+        super().close()
+        for stream in self.__dict__.get("_parser_streams", ()):
+            stream.close()
+
+
 def install(app: Flask) -> None:
     """Register the response hook and error handlers (before the rate limiter, so ours runs after its own)."""
+    app.request_class = UploadRequest
 
     @app.after_request
     def finish_request(response: Response) -> Response:

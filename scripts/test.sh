@@ -9,4 +9,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# SQLite: one database file per test, so two processes (the machine's two cores) share the suite. PostgreSQL: the
+# tests share one database and empty it between tests, so they run one at a time.
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  exec .venv/bin/python -m pytest -n 2 "$@"
+fi
 exec .venv/bin/python -m pytest "$@"
