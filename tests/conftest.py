@@ -178,6 +178,7 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
             time.sleep(0.1)
     else:
         proc.kill()
+        proc.wait()
     if proc.poll() is not None:
         log.close()
         raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
@@ -188,4 +189,5 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()  # reaped: an unreaped Popen warns (an error in this suite) when it is collected
     log.close()
