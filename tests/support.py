@@ -2,8 +2,11 @@
 
 import os
 import socket
+import subprocess
+import sys
 from typing import Any
 
+import requests
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -40,3 +43,16 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def token_session(live_server: dict, email: str) -> requests.Session:
+    """A requests session speaking to the live server with a new token of `email` (made by scripts/create_token.py)."""
+    token = subprocess.run(
+        [sys.executable, "scripts/create_token.py", "--email", email],
+        env=live_server["env"], cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    http = requests.Session()
+    http.verify = live_server["cert"]
+    http.trust_env = False  # a CA bundle named in the environment must not replace the server certificate
+    http.headers["Authorization"] = f"Bearer {token}"
+    return http

@@ -3,11 +3,10 @@ keeps the server's memory flat, and a publish is searchable from every worker pr
 
 import hashlib
 import os
-import subprocess
-import sys
 
 import pytest
 import requests
+from support import token_session
 
 UPLOAD_MB = 300
 CHUNK = b"0123456789abcdef" * 65536  # 1 MiB
@@ -28,14 +27,7 @@ def peak_rss_kb(pid: int) -> int:
 
 @pytest.fixture(scope="module")
 def session(live_server):
-    token = subprocess.run(
-        [sys.executable, "scripts/create_token.py", "--email", "big@example.org"],
-        env=live_server["env"], capture_output=True, text=True, check=True,
-    ).stdout.strip()
-    http = requests.Session()
-    http.verify = live_server["cert"]
-    http.trust_env = False  # a CA bundle named in the environment must not replace the server certificate
-    http.headers["Authorization"] = f"Bearer {token}"
+    http = token_session(live_server, "big@example.org")
     yield http
     http.close()
 

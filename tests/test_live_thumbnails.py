@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import io
 import struct
-import subprocess
-import sys
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 from PIL import Image
+from support import token_session
 from test_live_deposit import peak_rss_kb, worker_pids
 
 from repository.thumbnails import SIZES
@@ -46,14 +45,7 @@ def test_blank_png_is_a_valid_image():
 
 @pytest.fixture(scope="module")
 def session(live_server):
-    token = subprocess.run(
-        [sys.executable, "scripts/create_token.py", "--email", "images@example.org"],
-        env=live_server["env"], capture_output=True, text=True, check=True,
-    ).stdout.strip()
-    http = requests.Session()
-    http.verify = live_server["cert"]
-    http.trust_env = False
-    http.headers["Authorization"] = f"Bearer {token}"
+    http = token_session(live_server, "images@example.org")
     yield http
     http.close()
 

@@ -29,12 +29,13 @@ import os
 import re
 import secrets
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from repository.ondemand import OnDemandThread
 
 from . import directory_files, pending, validate_document
 
@@ -77,16 +78,15 @@ def _locked(job: Path) -> Iterator[bool]:
         os.close(fd)  # releases the lock
 
 
-class Jobs:
+class Jobs(OnDemandThread):
     """The validation jobs of one instance directory, and the thread of this process that runs them."""
 
+    thread_name = "datadesc-jobs"
+
     def __init__(self, instance_path: str | Path, retention: float) -> None:
+        super().__init__()
         self.root = Path(instance_path) / JOBS_DIR
         self.retention = retention
-        self._state = threading.Lock()
-        self._busy = threading.Lock()  # held for a whole pass: `paused()` waits for it
-        self._dirty = False
-        self._thread: threading.Thread | None = None
         self._last_sweep = -float("inf")
 
     # -- submitting and reading -------------------------------------------------------------------------------------
@@ -244,27 +244,6 @@ class Jobs:
                     removed += 1
         return removed
 
-    def kick(self) -> None:
-        """Run the waiting jobs soon, in this process's background thread (one at most)."""
-        with self._state:
-            self._dirty = True
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="datadesc-jobs", daemon=True)
-                self._thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            with self._state:
-                if not self._dirty:
-                    self._thread = None
-                    return
-                self._dirty = False
-            try:
-                while self.process_pending():
-                    pass
-            except Exception:  # noqa: BLE001 - the jobs stay waiting; the worker's pass retries them
-                log.exception("validation jobs pass failed")
-
     def on_pass(self) -> None:
         """The worker's periodic call: sweep (every SWEEP_EVERY seconds), and start the jobs a dead process left."""
         if time.monotonic() - self._last_sweep >= SWEEP_EVERY:
@@ -272,22 +251,6 @@ class Jobs:
             self.sweep()
         if self.waiting():
             self.kick()
-
-    def wait_idle(self, timeout: float = 60.0) -> None:
-        """Block until this process's thread has nothing left (tests, shutdown)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._state:
-                thread = self._thread
-            if thread is None or time.monotonic() > deadline:
-                return
-            thread.join(timeout=0.05)
-
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        """Hold this process's thread back while the block runs (a pass under way finishes first)."""
-        with self._busy:
-            yield
 
 
 def _failure(kind: str, message: str) -> dict[str, Any]:

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from repository import files
 from repository.datadesc import detect_kind, pending, validate_document
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
 from repository.files import FileStore
+from repository.ondemand import OnDemandThread
 from repository.storage import Database
 from repository.timeutil import utcnow
 from repository.validations import rows
@@ -67,37 +65,15 @@ def validate_row(db: Database, store: FileStore, row: dict) -> bool:
         return rows.store_result(conn, row, report, deps)
 
 
-class Runner:
+class Runner(OnDemandThread):
     """Validates pending rows in a thread started on demand (`kick()`), one thread per process at most."""
 
+    thread_name = "datadesc-validations"
+
     def __init__(self, db: Database, store: FileStore) -> None:
+        super().__init__()
         self.db = db
         self.store = store
-        self._state = threading.Lock()
-        self._busy = threading.Lock()  # held for a whole pass: `paused()` waits for it
-        self._dirty = False
-        self._thread: threading.Thread | None = None
-
-    def kick(self) -> None:
-        """Validate what is pending, soon, in the background (call after the commit that made it pending)."""
-        with self._state:
-            self._dirty = True
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="datadesc-validations", daemon=True)
-                self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            with self._state:
-                if not self._dirty:
-                    self._thread = None
-                    return
-                self._dirty = False
-            try:
-                while self.process_pending():
-                    pass
-            except Exception:  # noqa: BLE001 - the rows stay pending; the worker's pass retries them
-                log.exception("validation pass failed")
 
     def process_pending(self, limit: int = BATCH) -> int:
         """Validate up to `limit` pending rows nobody else works on; returns how many were stored."""
@@ -119,19 +95,3 @@ class Runner:
     def on_pass(self) -> None:
         """The worker's periodic call: rows left pending by a crash or a restart."""
         self.process_pending()
-
-    def wait_idle(self, timeout: float = 30.0) -> None:
-        """Block until the background thread has nothing left (tests, shutdown)."""
-        deadline = utcnow() + dt.timedelta(seconds=timeout)
-        while True:
-            with self._state:
-                thread = self._thread
-            if thread is None or utcnow() > deadline:
-                return
-            thread.join(timeout=0.05)
-
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        """Hold validation back while the block runs (a pass under way finishes first)."""
-        with self._busy:
-            yield
