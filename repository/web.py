@@ -178,9 +178,6 @@ def install(app: Flask) -> None:
         hsts = services().settings.HSTS_MAX_AGE
         if hsts and _is_secure():
             response.headers.setdefault("Strict-Transport-Security", f"max-age={hsts}")
-        if response.status_code not in (429, 503):
-            # flask-limiter adds Retry-After to every response; it only means something on a refusal.
-            response.headers.pop("Retry-After", None)
         return response
 
     @app.errorhandler(ApiError)
