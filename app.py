@@ -10,11 +10,11 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter
 
-from repository import web
 from repository.config import Settings
-from repository.cors import install_cors
-from repository.ratelimit import install_limiter
 from repository.storage import open_database, upgrade
+from repository.web import request
+from repository.web.cors import install_cors
+from repository.web.ratelimit import install_limiter
 
 
 class DatabaseInt(IntegerConverter):
@@ -58,12 +58,12 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.strict_slashes = False
     app.url_map.converters["int"] = DatabaseInt
 
-    services = web.Services(settings=settings, db=db, extras={"secret": app.config["SECRET_KEY"].encode()})
+    services = request.Services(settings=settings, db=db, extras={"secret": app.config["SECRET_KEY"].encode()})
     app.extensions["repository"] = services
-    web.install(app)
+    request.install(app)
     install_cors(app)
-    services.extras["limiter"] = install_limiter(app, settings, web.resolve_identity)
-    web.install_checks(app)
+    services.extras["limiter"] = install_limiter(app, settings, request.resolve_identity)
+    request.install_checks(app)
 
     _install_services(services)
 
@@ -101,17 +101,17 @@ def create_app(settings: Settings | None = None) -> Flask:
     return app
 
 
-def _install_services(services: web.Services) -> None:
+def _install_services(services: request.Services) -> None:
     """The file store, the search engine, the DOI registrar and the outbox indexer."""
+    from repository.datadesc.checks import install as install_validations
     from repository.datadesc.jobs import Jobs
-    from repository.files import FileStore, Sweeper
-    from repository.indexer import Indexer
-    from repository.record_cache import RecordCache
+    from repository.files.buckets import FileStore, Sweeper
+    from repository.indexing.outbox import Indexer
+    from repository.records.cache import RecordCache
+    from repository.records.render_context import render_context
+    from repository.records.stats import ViewCounter
     from repository.registrar import open_registrar
-    from repository.rendering import render_context
     from repository.search.backend import open_from_settings
-    from repository.stats import ViewCounter
-    from repository.validations import install as install_validations
     from repository.vocabularies.lookups import DatabaseLookups
 
     settings, db = services.settings, services.db

@@ -320,7 +320,7 @@ class Bench:
         if os.path.exists(os.path.join(settings.INSTANCE_PATH, "repository.db")):
             from sqlalchemy import func, select
 
-            from repository.storage.tables_deposits import records
+            from repository.storage.tables.deposits import records
 
             db = open_database(settings.DATABASE_URL)
             try:
@@ -354,7 +354,7 @@ class Bench:
         from repository.config import Settings
         from repository.storage import open_database
         from repository.storage.engine import close_all
-        from repository.storage.tables_deposits import records
+        from repository.storage.tables.deposits import records
         from scripts.generate_corpus import COMMON_TERM, PHRASE, rare_term
 
         db = open_database(Settings.build(INSTANCE_PATH=self.args.instance).DATABASE_URL)
@@ -371,15 +371,15 @@ class Bench:
                 "phrase": PHRASE, "rare": rare_term()}
 
     def token(self) -> str:
-        from repository import accounts
+        from repository.accounts import tokens
         from repository.config import Settings
         from repository.storage import open_database
         from repository.storage.engine import close_all
 
         db = open_database(Settings.build(INSTANCE_PATH=self.args.instance).DATABASE_URL)
         with db.write() as conn:
-            user = accounts.create_user(conn, "bench@example.org")
-            token = accounts.create_token(conn, user, list(accounts.SCOPES), name="bench")[1]
+            user = tokens.create_user(conn, "bench@example.org")
+            token = tokens.create_token(conn, user, list(tokens.SCOPES), name="bench")[1]
         close_all()
         return token
 
@@ -418,8 +418,8 @@ class Bench:
 
     # the non-HTTP-load measurements
     def reindex(self) -> dict:
-        from repository import reindex
         from repository.config import Settings
+        from repository.indexing import reindex
         from repository.search.backend import open_search
         from repository.storage import open_database
         from repository.storage.engine import close_all

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repository import accounts
+from repository.accounts import tokens
 from repository.config import Settings, StartupError
 from repository.errors import ApiError
 from repository.storage import open_database, upgrade
@@ -26,8 +26,8 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         db = open_database(settings.DATABASE_URL)
         upgrade(db)
         with db.write() as conn:
-            user_id = accounts.create_user(conn, args.email)
-            _, token = accounts.create_token(conn, user_id, accounts.parse_scopes(args.scopes), args.name)
+            user_id = tokens.create_user(conn, args.email)
+            _, token = tokens.create_token(conn, user_id, tokens.parse_scopes(args.scopes), args.name)
     except (StartupError, ApiError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from repository.bulk import Concept, Version
+from repository.indexing.bulk import Concept, Version
 
 SEED = 8
 USERS = 200
@@ -459,13 +459,13 @@ def concepts(corpus_args: tuple[int, int, int], records: int, owner_ids: list[in
 
 def prepare(db, users: int, communities: int) -> list[int]:  # type: ignore[no-untyped-def]
     """Vocabularies loaded, the corpus users and communities created (idempotent); returns the user ids."""
-    from repository import accounts
-    from repository.vocabularies import communities as communities_mod
+    from repository.accounts import tokens
+    from repository.communities import store as communities_mod
     from repository.vocabularies.loader import ensure_loaded
 
     ensure_loaded(db)
     with db.write() as conn:
-        owner_ids = [accounts.create_user(conn, f"corpus-user-{k}@example.org") for k in range(users)]
+        owner_ids = [tokens.create_user(conn, f"corpus-user-{k}@example.org") for k in range(users)]
         for number, identifier in enumerate(community_identifiers(communities)):
             if not communities_mod.exists(conn, identifier):
                 communities_mod.create(conn, owner_ids[number % users], {
@@ -478,8 +478,8 @@ def loaded(db) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """How many concepts and records the database already holds."""
     from sqlalchemy import func, select
 
-    from repository.storage.tables_deposits import concepts as concepts_table
-    from repository.storage.tables_deposits import records
+    from repository.storage.tables.deposits import concepts as concepts_table
+    from repository.storage.tables.deposits import records
 
     with db.read() as conn:
         return (conn.execute(select(func.count()).select_from(concepts_table)).scalar_one(),
@@ -499,9 +499,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    from repository.bulk import BulkLoader
     from repository.config import Settings, StartupError
-    from repository.files import FileStore
+    from repository.files.buckets import FileStore
+    from repository.indexing.bulk import BulkLoader
     from repository.search.backend import open_search
     from repository.storage import open_database, upgrade
     from repository.storage.engine import close_all

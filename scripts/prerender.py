@@ -25,7 +25,7 @@ _worker: dict = {}  # per process: settings, database, render context
 
 def _init(settings) -> None:  # type: ignore[no-untyped-def]
     """A worker's database and render context."""
-    from repository.rendering import render_context
+    from repository.records.render_context import render_context
     from repository.storage import open_database
 
     db = open_database(settings.DATABASE_URL)
@@ -34,8 +34,8 @@ def _init(settings) -> None:  # type: ignore[no-untyped-def]
 
 def _fill(job: tuple[list[str], list[int]]) -> tuple[int, int]:
     """Render the stale renditions of one batch in each format; (records, renditions rendered)."""
-    from repository import renditions
     from repository.oai.response import renderers
+    from repository.records import renditions
 
     formats, recids = job
     rendered = 0
@@ -48,7 +48,7 @@ def _batches(db, size: int) -> Iterator[list[int]]:  # type: ignore[no-untyped-d
     """Ids of the published records, `size` at a time (keyset scan)."""
     from sqlalchemy import select
 
-    from repository.storage.tables_deposits import records
+    from repository.storage.tables.deposits import records
 
     last = 0
     while True:
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None, settings=None) -> int:  # type: ignore[n
     from tqdm import tqdm
 
     from repository.config import Settings, StartupError
-    from repository.reindex import published_revisions
+    from repository.indexing.reindex import published_revisions
     from repository.storage import open_database
     from repository.storage.engine import close_all
     from serializers.oai import oai_format

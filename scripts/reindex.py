@@ -13,8 +13,8 @@ import time
 
 from tqdm import tqdm
 
-from repository import reindex
 from repository.config import Settings, StartupError
+from repository.indexing import reindex
 from repository.search.backend import open_from_settings
 from repository.storage import open_database
 from repository.storage.engine import close_all

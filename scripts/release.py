@@ -21,7 +21,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from repository import accounts  # noqa: E402
+from repository.accounts import tokens
 from repository.config import Settings, StartupError  # noqa: E402
 from repository.errors import ApiError  # noqa: E402
 from repository.releases import store  # noqa: E402
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
 
         svc = create_app(settings).extensions["repository"]
         with svc.db.write() as conn:
-            user_id = accounts.create_user(conn, args.email)
+            user_id = tokens.create_user(conn, args.email)
             repo = store.find_repository(conn, user_id, "local", name)
             if repo is None or not repo["enabled"]:
                 repo = store.enable(conn, user_id, "local", name, None)

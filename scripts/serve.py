@@ -15,8 +15,8 @@ import sys
 from urllib.parse import urlsplit
 
 from repository.config import Settings, StartupError
+from repository.serving.tls import ensure_self_signed
 from repository.storage import open_database, upgrade
-from repository.tls import ensure_self_signed
 
 
 def main(argv: list[str] | None = None) -> int:

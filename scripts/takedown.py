@@ -12,7 +12,7 @@ import sys
 from app import create_app
 from repository.config import Settings, StartupError
 from repository.errors import ApiError
-from repository.takedown import take_down
+from repository.records.takedown import take_down
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:

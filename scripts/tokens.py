@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repository import accounts
+from repository.accounts import tokens as accounts
 from repository.config import Settings, StartupError
 from repository.errors import ApiError
 from repository.storage import open_database, upgrade

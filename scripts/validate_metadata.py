@@ -22,7 +22,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from repository.metadata.jsonschema import deposit_metadata_json_schema  # noqa: E402
-from repository.releases.validator import OfflineLookups, Report, builtin_license_index, check_file  # noqa: E402
+from repository.releases.metafile_check import OfflineLookups, Report, builtin_license_index, check_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schemas"

@@ -12,7 +12,7 @@ import threading
 
 from app import create_app
 from repository.config import Settings, StartupError
-from repository.indexer import GRACE_SECONDS
+from repository.indexing.outbox import GRACE_SECONDS
 
 
 def main(argv: list[str] | None = None) -> int:

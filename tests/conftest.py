@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from helpers.http import https_client
 from sqlalchemy import text
-from support import https_client
 
 from app import create_app
-from repository import accounts
+from repository.accounts import tokens as accounts
 from repository.config import Settings
 from repository.storage import open_database, upgrade
 from repository.storage.engine import close_all

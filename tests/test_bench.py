@@ -13,12 +13,12 @@ from collections import Counter
 import pytest
 from sqlalchemy import func, select
 
-from repository.bulk import BulkLoader, Concept
-from repository.files import FileStore
+from repository.files.buckets import FileStore
+from repository.indexing.bulk import BulkLoader, Concept
 from repository.metadata import validate_for_publish
 from repository.search.backend import open_search
 from repository.storage import open_database
-from repository.storage.tables_deposits import buckets, community_requests, deposits, objects, records
+from repository.storage.tables.deposits import buckets, community_requests, deposits, objects, records
 from repository.vocabularies.lookups import DatabaseLookups
 from repository.vocabularies.resource_types import UPLOAD_TYPES
 from scripts.generate_corpus import Corpus, concepts, prepare
@@ -101,10 +101,10 @@ def test_bulk_load_writes_what_publish_writes(app, client, make_token) -> None: 
         assert {f["key"]: f["checksum"] for f in answer["files"]} == written
 
     # The owner sees the loaded deposits as published, with a DOI from the shared sequence.
-    from repository import accounts
+    from repository.accounts import tokens
 
     with db.write() as conn:
-        token = accounts.create_token(conn, first.owner_id, list(accounts.SCOPES))[1]
+        token = tokens.create_token(conn, first.owner_id, list(tokens.SCOPES))[1]
     listing = client.get("/api/deposit/depositions", headers={"Authorization": f"Bearer {token}"}).get_json()
     mine = [d for d in listing if d["id"] == recid]
     assert mine and mine[0]["state"] == "done" and mine[0]["submitted"] is True

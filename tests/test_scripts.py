@@ -1,6 +1,6 @@
 """The automation interface: create_token prints only the token, creating database and user as needed."""
 
-from support import https_client
+from helpers.http import https_client
 
 from app import create_app
 from repository.config import Settings

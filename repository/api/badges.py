@@ -8,10 +8,10 @@ import re
 from flask import Blueprint, Response, request
 from lxml import etree
 
-from repository import records as records_mod
 from repository.errors import Gone, NotFound
-from repository.openapi import doc
-from repository.web import services
+from repository.records import build as records_mod
+from repository.web.openapi import doc
+from repository.web.request import services
 
 bp = Blueprint("badges", __name__, url_prefix="/badge")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.openapi import doc
+from repository.communities import store as communities
 from repository.timeutil import http_date
-from repository.vocabularies import communities
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
-from repository.web import identity, json_body, json_response, require_scope, services
+from repository.web.openapi import doc
+from repository.web.request import identity, json_body, json_response, require_scope, services
 
 bp = Blueprint("communities", __name__, url_prefix="/api/communities")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository import community_requests
-from repository.openapi import doc
-from repository.web import identity, json_response, require_scope, services
+from repository.communities import requests as community_requests
+from repository.web.openapi import doc
+from repository.web.request import identity, json_response, require_scope, services
 
 bp = Blueprint("community_requests", __name__, url_prefix="/api/communities/<identifier>/requests")
 

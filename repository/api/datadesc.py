@@ -10,9 +10,6 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
-from repository import deposits, files
-from repository import records as records_mod
-from repository.access import can_read_files
 from repository.datadesc import (
     Report,
     detect_kind,
@@ -21,8 +18,10 @@ from repository.datadesc import (
     schema_bytes,
     validate_document,
 )
+from repository.datadesc.checks import previews, rows
 from repository.datadesc.jobs import Jobs
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
+from repository.deposits import actions
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -32,9 +31,11 @@ from repository.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from repository.openapi import doc
-from repository.validations import previews, rows
-from repository.web import identity, json_response, require_scope, services
+from repository.files import buckets as files
+from repository.records import build as records_mod
+from repository.records.access import can_read_files
+from repository.web.openapi import doc
+from repository.web.request import identity, json_response, require_scope, services
 
 bp = Blueprint("datadesc", __name__)
 
@@ -66,7 +67,7 @@ def _find(objs: list[dict], file_id: str) -> dict:
 def _deposit_file(dep_id: int, file_id: str) -> tuple[str, list[dict], dict]:
     """(bucket, its files, the file) of the caller's deposit; 404 for anyone else's."""
     with services().db.read() as conn:
-        dep = deposits.get_deposit(conn, dep_id, identity().user_id)
+        dep = actions.get_deposit(conn, dep_id, identity().user_id)
         objs = files.list_objects(conn, dep["bucket_id"])
     return dep["bucket_id"], objs, _find(objs, file_id)
 

@@ -6,11 +6,13 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
-from repository import deposits, files, validations
-from repository.deposit_json import file_json
+from repository.datadesc import checks
+from repository.deposits import actions
+from repository.deposits.representation import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
-from repository.openapi import doc
-from repository.web import identity, json_body, json_response, require_scope, services
+from repository.files import buckets as files
+from repository.web.openapi import doc
+from repository.web.request import identity, json_body, json_response, require_scope, services
 
 bp = Blueprint("deposit_files", __name__, url_prefix="/api/deposit/depositions/<int:dep_id>/files")
 
@@ -18,7 +20,7 @@ MULTIPART_OVERHEAD = 64 * 1024  # form fields and boundaries around the file its
 
 
 def _deposit(conn, dep_id: int) -> dict:  # type: ignore[no-untyped-def]
-    return deposits.get_deposit(conn, dep_id, identity().user_id)
+    return actions.get_deposit(conn, dep_id, identity().user_id)
 
 
 def _find(conn, dep: dict, file_id: str) -> dict:  # type: ignore[no-untyped-def]
@@ -90,7 +92,7 @@ def upload(dep_id: int) -> Response:
     try:
         with services().db.write() as conn:
             obj, _ = files.put_object(conn, dep["bucket_id"], key, stored, replace=False)
-            validations.file_changed(conn, store, dep["bucket_id"], key)
+            checks.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:
         store.remove(stored.uri)
         raise
@@ -147,5 +149,5 @@ def delete_file(dep_id: int, file_id: str) -> Response:
         dep = _deposit(conn, dep_id)
         freed = files.delete_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"])
         files.release_files(conn, store, [freed])
-        validations.file_changed(conn, store, dep["bucket_id"])
+        checks.file_changed(conn, store, dep["bucket_id"])
     return Response(status=204)

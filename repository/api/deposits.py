@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository import deposit_json, deposits
-from repository.deposit_listing import list_deposits
+from repository.deposits import actions as deposits
+from repository.deposits import representation
+from repository.deposits.listing import list_deposits
 from repository.errors import BadRequest
-from repository.files import release_files
-from repository.openapi import doc
-from repository.web import identity, json_body, json_response, require_scope, services
+from repository.files.buckets import release_files
+from repository.web.openapi import doc
+from repository.web.request import identity, json_body, json_response, require_scope, services
 
 
 def _lookups(conn):  # type: ignore[no-untyped-def]
@@ -36,7 +37,7 @@ LIST_PARAMS = [
 
 def _render(dep_id: int, status: int, headers: dict | None = None) -> Response:
     with services().db.read() as conn:
-        body = deposit_json.render(conn, services().settings, dep_id)
+        body = representation.render(conn, services().settings, dep_id)
     return json_response(body, status, headers)
 
 
@@ -54,7 +55,7 @@ def list_view() -> Response:
     """List the caller's depositions (a bare array), with q, status, sort, page, size and all_versions."""
     with services().db.read() as conn:
         rows, links = list_deposits(conn, services().settings, identity().user_id, request.args)
-        body = deposit_json.render_many(conn, services().settings, rows)
+        body = representation.render_many(conn, services().settings, rows)
     return json_response(body, headers={"Link": links} if links else None)
 
 

@@ -13,15 +13,17 @@ from flask.blueprints import BlueprintSetupState
 from sqlalchemy import select, update
 from werkzeug.routing import PathConverter
 
-from repository import digests, files, validations
-from repository.access import can_read_files
-from repository.deposit_json import object_json
-from repository.downloads import send_object
+from repository.datadesc import checks
+from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound
-from repository.openapi import doc
-from repository.storage.tables_deposits import deposits, records
+from repository.files import buckets as files
+from repository.files import digests
+from repository.files.downloads import send_object
+from repository.records.access import can_read_files
+from repository.storage.tables.deposits import deposits, records
 from repository.timeutil import isoformat
-from repository.web import identity, json_response, require_scope, services
+from repository.web.openapi import doc
+from repository.web.request import identity, json_response, require_scope, services
 
 bp = Blueprint("files", __name__, url_prefix="/api/files")
 
@@ -107,7 +109,7 @@ def put_object(bucket_id: str, key: str) -> Response:
             obj, replaced = files.put_object(conn, bucket_id, key, stored)
             if replaced:
                 files.release_files(conn, store, [replaced])
-            validations.file_changed(conn, store, bucket_id, key)
+            checks.file_changed(conn, store, bucket_id, key)
     except BaseException:
         store.remove(stored.uri)
         raise
@@ -180,5 +182,5 @@ def delete_object(bucket_id: str, key: str) -> Response:
         key = _version(files.get_object(conn, bucket_id, key))["key"]
         freed = files.delete_object(conn, bucket_id, key)
         files.release_files(conn, store, [freed])
-        validations.file_changed(conn, store, bucket_id, key)
+        checks.file_changed(conn, store, bucket_id, key)
     return Response(status=204)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.openapi import doc
 from repository.vocabularies import grants
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
-from repository.web import json_response, services
+from repository.web.openapi import doc
+from repository.web.request import json_response, services
 
 bp = Blueprint("grants", __name__, url_prefix="/api/grants")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from flask import Blueprint, Response, redirect, render_template
 
 import serializers
-from repository import records as records_mod
-from repository.access import can_read_files
-from repository.rendering import render_context
-from repository.web import identity, services
+from repository.records import build as records_mod
+from repository.records.access import can_read_files
+from repository.records.render_context import render_context
+from repository.web.request import identity, services
 
 bp = Blueprint("landing", __name__, template_folder="../templates")
 

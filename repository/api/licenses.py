@@ -8,11 +8,11 @@ from flask import Blueprint, Response, request
 from flask.blueprints import BlueprintSetupState
 from sqlalchemy.exc import SQLAlchemyError
 
-from repository.openapi import doc
 from repository.vocabularies import licenses
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.vocabularies.loader import ensure_loaded
-from repository.web import json_response, services
+from repository.web.openapi import doc
+from repository.web.request import json_response, services
 from serializers.negotiation import parse_accept
 
 bp = Blueprint("licenses", __name__, url_prefix="/api/licenses")

@@ -10,10 +10,10 @@ from flask import Blueprint, Flask, Response, request
 from repository.config import Settings
 from repository.oai import handle
 from repository.oai.response import MIMETYPE
-from repository.openapi import doc
-from repository.ratelimit import RateLimiter
 from repository.timeutil import utcnow
-from repository.web import services
+from repository.web.openapi import doc
+from repository.web.ratelimit import RateLimiter
+from repository.web.request import services
 
 bp = Blueprint("oai", __name__)
 

@@ -9,16 +9,17 @@ from flask import Blueprint, Response, redirect, request
 from werkzeug.datastructures import MultiDict
 
 import serializers
-from repository import built_records, files
-from repository import records as records_mod
-from repository.access import can_read_files
 from repository.errors import ApiError, Gone, NotFound
-from repository.openapi import doc
-from repository.rendering import render_context
+from repository.files import buckets as files
+from repository.records import build as records_mod
+from repository.records import stored as built_records
+from repository.records.access import can_read_files
+from repository.records.render_context import render_context
 from repository.search.params import page_links, parse_search_args
-from repository.storage.tables_deposits import concepts
+from repository.storage.tables.deposits import concepts
 from repository.timeutil import http_date
-from repository.web import identity, json_response, services
+from repository.web.openapi import doc
+from repository.web.request import identity, json_response, services
 from serializers.jsonformats import render_v1_search
 from serializers.negotiation import negotiate
 

@@ -18,10 +18,10 @@ from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Conflict, PayloadTooLarge, Unauthorized
 from repository.jsonlimits import ShapeError, loads_bounded
-from repository.openapi import doc
 from repository.releases import store
 from repository.releases.ingest import ReleaseWorker
-from repository.web import identity, json_body, json_response, require_scope, services
+from repository.web.openapi import doc
+from repository.web.request import identity, json_body, json_response, require_scope, services
 
 bp = Blueprint("releases", __name__, url_prefix="/api/releases")
 

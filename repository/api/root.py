@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app
 
-from repository.openapi import build_spec, doc
-from repository.web import json_response, services
+from repository.web.openapi import build_spec, doc
+from repository.web.request import json_response, services
 
 bp = Blueprint("root", __name__, url_prefix="/api")
 

@@ -7,10 +7,10 @@ from flask import Blueprint, Response, request
 from repository.errors import BadRequest, NotFound, PayloadTooLarge
 from repository.metadata import DoiPolicy
 from repository.metadata.jsonschema import deposit_metadata_json_schema
-from repository.openapi import doc
-from repository.releases import validator
+from repository.releases import metafile_check as validator
 from repository.vocabularies.lookups import DatabaseLookups
-from repository.web import json_response, services
+from repository.web.openapi import doc
+from repository.web.request import json_response, services
 
 bp = Blueprint("schemas", __name__)
 

@@ -6,12 +6,12 @@ import os
 
 from flask import Blueprint, Response, send_file
 
-from repository import files
-from repository.access import can_read_files
 from repository.errors import NotFound
-from repository.openapi import doc
-from repository.thumbnails import thumbnail
-from repository.web import identity, services
+from repository.files import buckets as files
+from repository.files.thumbnails import thumbnail
+from repository.records.access import can_read_files
+from repository.web.openapi import doc
+from repository.web.request import identity, services
 
 bp = Blueprint("thumbnails", __name__, url_prefix="/api/records")
 

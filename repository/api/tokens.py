@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from repository import accounts
-from repository.openapi import doc
+from repository.accounts import tokens as accounts
 from repository.timeutil import isoformat
-from repository.web import identity, json_response, require_scope, services
+from repository.web.openapi import doc
+from repository.web.request import identity, json_response, require_scope, services
 
 bp = Blueprint("tokens", __name__, url_prefix="/api/tokens")
 

@@ -2,8 +2,8 @@
 
 from repository.metadata.lookups import DoiPolicy, MetadataLookups
 from repository.metadata.record import to_record_metadata
+from repository.metadata.rules import validate_draft, validate_for_publish
 from repository.metadata.schemas import METADATA_KEYS
-from repository.metadata.validation import validate_draft, validate_for_publish
 
 __all__ = [
     "METADATA_KEYS",

@@ -18,8 +18,8 @@ from apispec.ext.marshmallow import OpenAPIConverter
 from marshmallow import fields
 
 from repository.metadata.fields import MAX_CUSTOM_VALUES, Custom, IsoDate, License, PrereserveDoi, Text
+from repository.metadata.rules import CONFERENCE_DETAILS
 from repository.metadata.schemas import DepositMetadataSchema
-from repository.metadata.validation import CONFERENCE_DETAILS
 from repository.vocabularies.custom_terms import KEYWORD_TERMS, RELATIONSHIP_TERMS
 from repository.vocabularies.resource_types import SUBTYPE_FIELD
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from repository.metadata.lookups import MetadataLookups
-from repository.metadata.validation import ACCESS_RIGHT_KEYS, parse_grant_id
+from repository.metadata.rules import ACCESS_RIGHT_KEYS, parse_grant_id
 from repository.vocabularies.resource_types import deposit_resource_type
 from repository.vocabularies.terms import (
     ACCESS_RIGHT_CATEGORY,

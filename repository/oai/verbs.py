@@ -11,13 +11,14 @@ from functools import cached_property
 from lxml import etree
 from sqlalchemy import Connection
 
-from repository import community_requests, renditions
+from repository.communities import requests
 from repository.config import Settings
 from repository.oai import listing, response, sets, tokens
 from repository.oai.args import check_names, check_set, date_range
 from repository.oai.errors import OaiError, bad_argument
 from repository.oai.response import q
-from repository.rendering import render_context
+from repository.records import renditions
+from repository.records.render_context import render_context
 from repository.storage import Database
 from serializers.context import RenderContext
 from serializers.oai import OAI_FORMATS, OaiFormat, oai_format
@@ -212,7 +213,7 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
     if not rows:
         raise OaiError("noRecordsMatch", "No records match the request.")
     element = sub(parent, q(verb))
-    accepted = community_requests.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
+    accepted = requests.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
     whole = verb == "ListRecords"
     bodies = ctx.metadata(fmt, rows) if whole else {}
     for row in rows:
@@ -250,7 +251,7 @@ def list_records(ctx: Context, args: dict[str, str], parent: etree._Element) -> 
 def get_record(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:
     fmt = _format(args["metadataPrefix"])
     row = _row(ctx, args["identifier"])
-    accepted = community_requests.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
+    accepted = requests.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
     _record(ctx, sub(parent, q("GetRecord")), row, accepted, ctx.metadata(fmt, [row]).get(row["id"]))  # tombstones: None
 
 

@@ -12,14 +12,15 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from repository import deposits, files
-from repository import records as records_mod
+from repository.deposits import actions
 from repository.errors import ApiError, ValidationError, field_error
+from repository.files import buckets as files
 from repository.metadata import DoiPolicy
-from repository.releases import derive, metafiles, store, validator
+from repository.records import build as records_mod
+from repository.releases import derive, metafile_check, metafiles, store
 from repository.releases.github import FetchedRelease, GitHubRelease, PlatformError, ReleaseSource
 from repository.vocabularies.lookups import DatabaseLookups
-from repository.web import Services
+from repository.web.request import Services
 
 log = logging.getLogger("repository.releases")
 
@@ -79,8 +80,8 @@ def release_metadata(svc: Services, fetched: FetchedRelease) -> dict[str, Any]:
         lookups = DatabaseLookups(conn)
         if read.problems:
             raise ReleaseFailed([{**problem, "source": read.name} for problem in read.problems])
-        errors, metadata = validator.check_metadata(
-            read, derive.defaults(fetched, lookups), lookups, validator.database_license_index(conn),
+        errors, metadata = metafile_check.check_metadata(
+            read, derive.defaults(fetched, lookups), lookups, metafile_check.database_license_index(conn),
             DoiPolicy(prefix=svc.settings.doi_prefix),
         )  # fmt: skip
     if errors:
@@ -104,17 +105,17 @@ def _archive(svc: Services, repo: dict, release_id: int, source: ReleaseSource) 
     recorded = False
     try:
         with svc.db.write() as conn:  # 1. the draft: a new concept, or a new version of the last release
-            dep_id = _draft(conn, deposits.Context(svc.settings, DatabaseLookups(conn)), repo, metadata)
+            dep_id = _draft(conn, actions.Context(svc.settings, DatabaseLookups(conn)), repo, metadata)
         with svc.db.write() as conn:  # 2. the archive as its only file (a new version drops the old files)
-            bucket = deposits.get_deposit(conn, dep_id, owner)["bucket_id"]
+            bucket = actions.get_deposit(conn, dep_id, owner)["bucket_id"]
             for obj in files.list_objects(conn, bucket):  # their bytes stay: the previous record holds them
                 files.delete_object(conn, bucket, obj["key"])
             files.put_object(conn, bucket, key, stored)
             recorded = True
         with svc.db.write() as conn:  # 3. publish, and the release is published with it
-            deposits.publish(conn, deposits.Context(svc.settings, DatabaseLookups(conn)), dep_id, owner)
+            actions.publish(conn, actions.Context(svc.settings, DatabaseLookups(conn)), dep_id, owner)
             store.finish(conn, release_id, "processing", recid=dep_id)
-            store.set_concept(conn, repo["id"], deposits.get_deposit(conn, dep_id, owner)["conceptrecid"])
+            store.set_concept(conn, repo["id"], actions.get_deposit(conn, dep_id, owner)["conceptrecid"])
         return dep_id
     except BaseException as exc:
         _discard(svc, dep_id, owner, stored, recorded)
@@ -125,13 +126,13 @@ def _archive(svc: Services, repo: dict, release_id: int, source: ReleaseSource) 
         raise
 
 
-def _draft(conn: Any, ctx: deposits.Context, repo: dict, metadata: dict[str, Any]) -> int:
+def _draft(conn: Any, ctx: actions.Context, repo: dict, metadata: dict[str, Any]) -> int:
     owner = repo["owner_id"]
-    versions = deposits.version_ids(conn, repo["conceptrecid"]) if repo["conceptrecid"] else []
+    versions = actions.version_ids(conn, repo["conceptrecid"]) if repo["conceptrecid"] else []
     if not versions:
-        return deposits.create(conn, ctx, owner, metadata)
+        return actions.create(conn, ctx, owner, metadata)
     latest = versions[-1]
-    dep_id = deposits.newversion(conn, ctx, latest, owner)
+    dep_id = actions.newversion(conn, ctx, latest, owner)
     if dep_id is None:
         raise ReleaseFailed([field_error(None, "A new-version draft of this software already exists: publish or "
                                                "delete it, then retry this release.")])  # fmt: skip
@@ -139,7 +140,7 @@ def _draft(conn: Any, ctx: deposits.Context, repo: dict, metadata: dict[str, Any
     if "communities" not in metadata and previous.get("metadata", {}).get("communities"):
         # As the reference: a release stays in the communities of the one before unless its file says otherwise.
         metadata = {**metadata, "communities": previous["metadata"]["communities"]}
-    deposits.update_metadata(conn, ctx, dep_id, owner, {"metadata": metadata})
+    actions.update_metadata(conn, ctx, dep_id, owner, {"metadata": metadata})
     return dep_id
 
 
@@ -148,8 +149,8 @@ def _discard(svc: Services, dep_id: int | None, owner: int, stored: files.Stored
     try:
         freed: list[str] = []
         with svc.db.write() as conn:
-            if dep_id is not None and deposits.get_deposit(conn, dep_id, owner)["status"] == "draft":
-                freed = deposits.delete_deposit(conn, dep_id, owner)
+            if dep_id is not None and actions.get_deposit(conn, dep_id, owner)["status"] == "draft":
+                freed = actions.delete_deposit(conn, dep_id, owner)
         with svc.db.write() as conn:
             files.release_files(conn, svc.extras["files"], [*freed, stored.id])
         if not recorded:

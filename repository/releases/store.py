@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select, update
 
 from repository.errors import BadRequest, Conflict, NotFound, ValidationError, field_error
-from repository.storage.tables_releases import release_repositories, releases
+from repository.storage.tables.releases import release_repositories, releases
 from repository.timeutil import isoformat, utcnow
 
 PLATFORMS = ("github", "local")

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from sqlalchemy import ColumnElement, Connection, Row, case, func, select
 
 from repository.errors import NotFound
-from repository.storage.tables import license_aliases, licenses
+from repository.storage.tables.core import license_aliases, licenses
 from repository.timeutil import isoformat
 from repository.vocabularies.listing import (
     Page,

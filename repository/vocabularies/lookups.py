@@ -7,7 +7,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from repository.vocabularies import communities, grants, licenses
+from repository.communities import store
+from repository.vocabularies import grants, licenses
 
 
 class DatabaseLookups:
@@ -43,4 +44,4 @@ class DatabaseLookups:
 
     def community_exists(self, identifier: str) -> bool:
         """Whether a community with this identifier exists."""
-        return communities.exists(self.conn, identifier)
+        return store.exists(self.conn, identifier)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from datadesc.conftest import CORPUS, DESCRIPTOR, VALID_ROWS, csv_bytes
-from factories import make_deposit
+from helpers.factories import make_deposit
 
 API = "/api/deposit/depositions"
 CODEBOOK = b"# Codebook\n\nOne row per country and year.\n"

@@ -7,14 +7,14 @@ import copy
 import datetime as dt
 import json
 
-from factories import make_deposit
+from helpers.factories import make_deposit
 from sqlalchemy import update
 
 from app import create_app
-from repository.storage.tables_validations import datadesc_validations
+from repository.datadesc.checks import rows
+from repository.datadesc.checks.runner import STALE_AFTER, validate_row
+from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
-from repository.validations import rows
-from repository.validations.runner import STALE_AFTER, validate_row
 
 from .conftest import API, CODEBOOK, CORPUS, INVALID_ROWS, VALID_ROWS, csv_bytes, descriptor_bytes, report
 
@@ -202,7 +202,8 @@ def test_a_package_in_a_folder_names_the_files_of_its_folder(app, client, auth, 
     elsewhere (a release archive, keys stored before that rule): put them where the service would."""
     import io
 
-    from repository import files, validations
+    from repository.datadesc import checks as validations
+    from repository.files import buckets as files
 
     dep = make_deposit(client, auth)
     assert bucket_put(dep, "elsewhere/data.csv", csv_bytes(*INVALID_ROWS))["key"] == "data.csv"

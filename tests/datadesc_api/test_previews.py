@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import threading
 
-from factories import make_deposit, publish
-from support import https_client
+from helpers.factories import make_deposit, publish
+from helpers.http import https_client
 
 from .conftest import API, VALID_ROWS, csv_bytes, descriptor_bytes
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from factories import make_deposit, metadata, publish
-from support import https_client
+from helpers.factories import make_deposit, metadata, publish
+from helpers.http import https_client
 
 from app import create_app
-from repository import accounts
+from repository.accounts import tokens
 
 from .conftest import API, CORPUS, INVALID_ROWS, report
 
@@ -56,8 +56,8 @@ def blocking(make_settings, make_token):  # type: ignore[no-untyped-def]
     app = create_app(make_settings(DATADESC_BLOCK_PUBLISH=True))
     runner = app.extensions["repository"].extras["validations"]
     with app.extensions["repository"].db.write() as conn:
-        user = accounts.create_user(conn, "blocked@example.org")
-        token = accounts.create_token(conn, user, list(accounts.SCOPES))[1]
+        user = tokens.create_user(conn, "blocked@example.org")
+        token = tokens.create_token(conn, user, list(tokens.SCOPES))[1]
     yield https_client(app), {"Authorization": f"Bearer {token}"}, runner
     runner.wait_idle()
     app.extensions["repository"].db.dispose()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from support import https_client
+from helpers.http import https_client
 
 from app import create_app
 
@@ -26,9 +26,9 @@ def bounded(make_settings, make_token):  # type: ignore[no-untyped-def]
         app = create_app(make_settings(**settings))
         apps.append(app)
         with app.extensions["repository"].db.write() as conn:
-            from repository import accounts
+            from repository.accounts import tokens
 
-            token = accounts.create_token(conn, accounts.create_user(conn, "v@example.org"), list(accounts.SCOPES))[1]
+            token = tokens.create_token(conn, tokens.create_user(conn, "v@example.org"), list(tokens.SCOPES))[1]
         return https_client(app), {"Authorization": f"Bearer {token}"}
 
     yield make

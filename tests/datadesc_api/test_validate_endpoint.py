@@ -6,7 +6,7 @@ import copy
 import io
 import json
 
-from support import https_client
+from helpers.http import https_client
 
 from app import create_app
 from repository.datadesc import load_schema

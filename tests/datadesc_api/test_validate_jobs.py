@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import https_client
+from helpers.http import https_client
 
 from app import create_app
-from repository import accounts
+from repository.accounts import tokens
 
 from .conftest import CODEBOOK, CORPUS, INVALID_ROWS, csv_bytes, descriptor_bytes
 
@@ -34,7 +34,7 @@ class Instance:
 
     def token(self, email: str) -> dict[str, str]:
         with self.app.extensions["repository"].db.write() as conn:
-            token = accounts.create_token(conn, accounts.create_user(conn, email), list(accounts.SCOPES))[1]
+            token = tokens.create_token(conn, tokens.create_user(conn, email), list(tokens.SCOPES))[1]
         return {"Authorization": f"Bearer {token}"}
 
     def worker_pass(self) -> None:

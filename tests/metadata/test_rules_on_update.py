@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import make_deposit, metadata, upload
+from helpers.factories import make_deposit, metadata, upload
 
 API = "/api/deposit/depositions"
 

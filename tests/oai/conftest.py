@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+from helpers.oai_client import HOST, Oai
 
-# The offline schema helpers live with the serializer tests (tests/ has no __init__.py to import them through).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "serializers"))
-
-from oai_client import Oai  # noqa: E402
-
-from repository.config import Settings  # noqa: E402
-from repository.storage import Database  # noqa: E402
-from repository.timeutil import utcnow  # noqa: E402
-
-HOST = "repository.example.org"
+from repository.config import Settings
+from repository.storage import Database
+from repository.timeutil import utcnow
 
 
 class Clock:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from bulk_records import insert_records
-from conftest import HOST
-from oai_client import Oai
-from support import https_client
+from helpers.bulk_records import insert_records
+from helpers.http import https_client
+from helpers.oai_client import HOST, Oai
 
 from app import create_app
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from bulk_records import insert_records
-from conftest import HOST
+from helpers.bulk_records import insert_records
+from helpers.oai_client import HOST, Oai
 from itsdangerous import URLSafeSerializer
-from oai_client import Oai
 
 T0 = datetime(2024, 3, 1, 12, 0, 0)
 LISTS = ("ListIdentifiers", "ListRecords")

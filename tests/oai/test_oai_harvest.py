@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 import requests
-from bulk_records import insert_records, take_down
-from conftest import HOST
+from helpers.bulk_records import insert_records, take_down
+from helpers.oai_client import HOST
+from helpers.sickle_transport import InProcessSickle
 from sickle import Sickle
-from sickle_transport import InProcessSickle
 
 from repository.config import Settings
 from repository.storage import open_database

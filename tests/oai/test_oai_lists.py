@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from bulk_records import insert_records, set_updated, take_down
-from conftest import HOST
-from oai_client import CANONICAL, Oai
+from helpers.bulk_records import insert_records, set_updated, take_down
+from helpers.http import https_client
+from helpers.oai_client import CANONICAL, HOST, Oai
 from sqlalchemy import event
-from support import https_client
 
 from app import create_app
 

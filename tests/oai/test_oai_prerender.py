@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HOST
-from factories import publish, published
-from oai_client import Oai
+from helpers.factories import publish, published
+from helpers.oai_client import HOST, Oai
 from sqlalchemy import event, select
 
-from repository import built_records
 from repository.config import Settings, StartupError
-from repository.storage.tables_derived import renditions
+from repository.records import stored as built_records
+from repository.storage.tables.derived import renditions
 
 
 def stored(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-untyped-def]

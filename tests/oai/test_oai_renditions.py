@@ -7,17 +7,16 @@ from datetime import datetime, timedelta
 
 import orjson
 import pytest
-from bulk_records import insert_records, take_down
-from conftest import HOST
+from helpers.bulk_records import insert_records, take_down
+from helpers.oai_client import CANONICAL, HOST, Oai, xpath_one
 from lxml import etree
-from oai_client import CANONICAL, Oai, xpath_one
 from sqlalchemy import delete, event, insert, select, text, update
 
 from repository.oai import response
-from repository.records import build_records, get_rows
-from repository.rendering import render_context
-from repository.storage.tables_deposits import records
-from repository.storage.tables_derived import built_records, renditions
+from repository.records.build import build_records, get_rows
+from repository.records.render_context import render_context
+from repository.storage.tables.deposits import records
+from repository.storage.tables.derived import built_records, renditions
 from repository.vocabularies.lookups import DatabaseLookups
 from serializers import oai_format
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from bulk_records import deposit_metadata, insert_records, make_community, take_down
-from conftest import HOST
-from factories import published
+from helpers.bulk_records import deposit_metadata, insert_records, make_community, take_down
+from helpers.factories import published
+from helpers.oai_client import CANONICAL, HOST, NS, PREFIXES, Oai
 from lxml import etree
-from oai_client import CANONICAL, NS, PREFIXES, Oai
 
-from repository import accounts
+from repository.accounts import tokens
 from repository.metadata import validate_for_publish
 from repository.vocabularies.lookups import DatabaseLookups
 
@@ -36,7 +35,7 @@ def test_identify(oai: Oai, db, settings):
 
 
 def test_identify_without_a_domain_name_leaves_out_the_identifier_description(make_settings):
-    from support import https_client
+    from helpers.http import https_client
 
     from app import create_app
 
@@ -86,7 +85,7 @@ def test_list_metadata_formats(oai: Oai, db, settings):
 
 def test_list_sets_names_types_and_communities(oai: Oai, db):
     with db.write() as conn:
-        owner = accounts.create_user(conn, "curator@example.org")
+        owner = tokens.create_user(conn, "curator@example.org")
         make_community(conn, "ecology", owner, "Ecology", "<p>Field <b>ecology</b> data.</p>")
         make_community(conn, "physics", owner, "Physics")
     specs, names, descriptions = [], {}, {}
@@ -174,7 +173,7 @@ def test_community_acceptance_shows_in_the_header_at_once(oai: Oai, client, make
 def test_generated_metadata_is_what_publish_stores(db):
     """The bulk helper writes deposit metadata in the validated shape, so its records render like real ones."""
     with db.write() as conn:
-        make_community(conn, "ecology", accounts.create_user(conn, "c@example.org"))
+        make_community(conn, "ecology", tokens.create_user(conn, "c@example.org"))
         given = deposit_metadata(
             7, {"upload_type": "publication", "publication_type": "article"}, ["ecology"]
         )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HOST
-from factories import published
+from helpers.factories import published
+from helpers.oai_client import HOST
 from sqlalchemy import select, update
 from test_oai_prerender import stored
 
-from repository.storage.tables_derived import built_records
+from repository.storage.tables.derived import built_records
 from scripts import prerender
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import update
 
 from repository.registrar import DataCiteRegistrar, RegistrarError
 from repository.storage import Database
-from repository.storage.tables_deposits import doi_registrations
+from repository.storage.tables.deposits import doi_registrations
 
 from .conftest import DOI, URL, datacite_xml, receipt
 from .datacite_standin import DataCiteStandin

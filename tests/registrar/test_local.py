@@ -16,7 +16,7 @@ from repository.registrar import (
     open_registrar,
 )
 from repository.storage import Database
-from repository.storage.tables_deposits import doi_registrations
+from repository.storage.tables.deposits import doi_registrations
 
 from .conftest import DOI, URL, datacite_xml, receipt
 

@@ -232,7 +232,7 @@ def test_a_failure_after_the_draft_leaves_no_deposit_and_no_file(client, auth, p
     def failing_publish(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise ValidationError(errors=[field_error("files", "Simulated failure while publishing.")])
 
-    monkeypatch.setattr(ingest.deposits, "publish", failing_publish)
+    monkeypatch.setattr(ingest.actions, "publish", failing_publish)
     release = archive(client, auth, enable(client, auth), project, "v1.0.0")
     assert release["status"] == "failed"
     assert release["errors"] == [{"field": "files", "message": "Simulated failure while publishing."}]

@@ -4,7 +4,7 @@ engine) and in the OpenSearch request body."""
 from __future__ import annotations
 
 import pytest
-from factories import published
+from helpers.factories import published
 from werkzeug.datastructures import MultiDict
 
 from repository.search.mapping import fields, load_template

@@ -1,7 +1,7 @@
 """The per-process search result cache: repeated searches answer the same, and any commit (here or in another
 process) makes the next search see the new index."""
 
-from factories import publish, published
+from helpers.factories import publish, published
 
 from repository.search.backend import open_search
 from repository.search.documents import to_index_document

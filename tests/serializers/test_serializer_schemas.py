@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from helpers.xsd import OAI_NS, validate, validate_oai
 from lxml import etree
 from reference_records import all_records
-from xsd import OAI_NS, validate, validate_oai
 
 from serializers import OAI_FORMATS, REGISTRY, oai_format
 

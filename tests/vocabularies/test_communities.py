@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from repository.storage.tables import users
+from repository.storage.tables.core import users
 from repository.vocabularies.lookups import DatabaseLookups
 
 

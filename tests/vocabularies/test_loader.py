@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.http import https_client
 from sqlalchemy import delete, func, select
-from support import https_client
 
 from app import create_app
 from repository.storage import open_database
-from repository.storage.tables import funders, grants, license_aliases, licenses
+from repository.storage.tables.core import funders, grants, license_aliases, licenses
 from repository.vocabularies.loader import DEFAULT_PATHS, load
 from scripts import load_vocabularies
 

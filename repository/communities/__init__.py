@@ -1,0 +1,1 @@
+"""Communities (curated collections users own) and the inclusion requests records send them."""

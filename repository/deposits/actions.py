@@ -1,0 +1,346 @@
+"""The deposition state machine: create, update, delete, publish, edit, discard, newversion.
+
+Every function runs inside the caller's write transaction (`db.write()`), so an action fully happens or not at
+all; rows are locked (`FOR UPDATE` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite) before state is checked, so two
+simultaneous publishes or newversions give one result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from repository.config import Settings
+from repository.datadesc import checks
+from repository.deposits import pids
+from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
+from repository.files import buckets as files
+from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
+from repository.records import build as records_mod
+from repository.storage.tables.deposits import concepts, deposits, outbox, records
+from repository.timeutil import utcnow
+
+
+@dataclass(frozen=True)
+class Context:
+    """What deposit actions need besides the connection."""
+
+    settings: Settings
+    lookups: MetadataLookups
+
+
+def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False) -> dict:
+    """The caller's deposition; NotFound for anyone else's (existence stays hidden)."""
+    query = select(deposits).where(deposits.c.id == dep_id)
+    if lock:
+        query = query.with_for_update()
+    row = conn.execute(query).mappings().first()
+    if row is None or row["owner_id"] != owner_id:
+        raise NotFound("Deposition not found.")
+    return dict(row)
+
+
+def _doi_policy(ctx: Context, dep: dict) -> DoiPolicy:
+    """Which DOIs this deposit may take: its reserved one or an external one, or only the one it has."""
+    own = pids.own_doi(ctx.settings, dep)
+    locked = None
+    if dep["status"] == "published" and not dep["doi_external"]:
+        locked = dep["doi"]
+    elif dep.get("version_draft"):
+        locked = own
+    return DoiPolicy(
+        prefix=ctx.settings.doi_prefix, reserved=own, locked=locked, test_prefix=ctx.settings.SANDBOX_DOI_PREFIX
+    )
+
+
+def _apply_doi(conn: Connection, ctx: Context, dep: dict, metadata: dict, given: Any) -> dict[str, Any]:
+    """The deposit's DOI columns after `metadata` was validated; an external DOI must not be taken already."""
+    own = pids.own_doi(ctx.settings, dep)
+    doi = metadata.get("doi")
+    if doi is None or doi.lower() == own.lower():
+        if dep.get("doi_external") and dep["status"] == "published" and isinstance(given, dict) and "doi" in given:
+            raise ValidationError(errors=[field_error("metadata.doi", "An external DOI cannot be emptied.")])
+        if dep.get("doi_external") and dep["status"] == "published":
+            metadata["doi"] = dep["doi"]
+            return {"doi": dep["doi"], "doi_external": True}
+        metadata.pop("doi", None)
+        return {"doi": own, "doi_external": False}
+    if pids.doi_taken(conn, doi, dep["id"]):
+        raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+    return {"doi": doi.lower(), "doi_external": True}
+
+
+def _wants_reservation(given: Any) -> bool:
+    return isinstance(given, dict) and given.get("prereserve_doi") not in (None, False, {})
+
+
+def create(conn: Connection, ctx: Context, owner_id: int, given: Any) -> int:
+    """A new draft from `{}` or `{"metadata": {...}}` (given fields validated and stored); returns its id."""
+    if given is None:
+        given = {}
+    concept_id = pids.mint(conn, "concept")
+    recid = pids.mint(conn, "record")
+    now = utcnow()
+    dep = {"id": recid, "status": "draft", "doi_external": False, "doi": None}
+    metadata = validate_draft(given, ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    conn.execute(insert(concepts).values(id=concept_id, owner_id=owner_id, created=now, lock_version=0))
+    conn.execute(
+        insert(deposits).values(
+            id=recid,
+            conceptrecid=concept_id,
+            owner_id=owner_id,
+            status="draft",
+            editing=False,
+            metadata=metadata,
+            prereserved=_wants_reservation(given),
+            bucket_id=files.create_bucket(conn),
+            created=now,
+            modified=now,
+            **_apply_doi(conn, ctx, dep, metadata, given),
+        )
+    )
+    return recid
+
+
+def is_version_draft(conn: Connection, dep: dict) -> bool:
+    """A draft made by newversion: its concept already has a published version."""
+    if dep["status"] != "draft":
+        return False
+    query = select(records.c.id).where(records.c.conceptrecid == dep["conceptrecid"]).limit(1)
+    return conn.execute(query).first() is not None
+
+
+def update_metadata(conn: Connection, ctx: Context, dep_id: int, owner_id: int, given: Any) -> None:
+    """Replace the metadata of a draft or of a deposit being edited."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if dep["status"] == "published" and not dep["editing"]:
+        raise Forbidden("The deposition is published: unlock it with actions/edit before changing it.")
+    if not isinstance(given, dict) or "metadata" not in given:
+        raise ValidationError(errors=[field_error("metadata", "Missing data for required field.")])
+    dep["version_draft"] = is_version_draft(conn, dep)
+    metadata = validate_draft(given["metadata"], ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    values = _apply_doi(conn, ctx, dep, metadata, given["metadata"])
+    if dep["status"] == "published":
+        values = {}  # the DOI of a published record changes only through its own rules (kept in metadata)
+    conn.execute(
+        update(deposits)
+        .where(deposits.c.id == dep_id)
+        .values(
+            metadata=metadata,
+            modified=utcnow(),
+            prereserved=dep["prereserved"] or _wants_reservation(given["metadata"]),
+            **values,
+        )
+    )
+
+
+def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
+    """Delete a never-published draft; returns file ids to release. Forbidden once published."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if dep["status"] == "published":
+        raise Forbidden("A published deposition cannot be deleted.")
+    conn.execute(delete(deposits).where(deposits.c.id == dep_id))
+    freed = files.drop_bucket(conn, dep["bucket_id"])
+    still_used = conn.execute(
+        select(func.count()).select_from(records).where(records.c.conceptrecid == dep["conceptrecid"])
+    ).scalar()
+    others = conn.execute(
+        select(func.count()).select_from(deposits).where(deposits.c.conceptrecid == dep["conceptrecid"])
+    ).scalar()
+    if not still_used and not others:
+        conn.execute(delete(concepts).where(concepts.c.id == dep["conceptrecid"]))
+    return freed
+
+
+def _queue(conn: Connection, kind: str, recid: int) -> None:
+    conn.execute(insert(outbox).values(kind=kind, recid=recid, created=utcnow(), attempts=0))
+
+
+def _file_errors(conn: Connection, dep: dict) -> list[dict]:
+    objs = files.list_objects(conn, dep["bucket_id"])
+    if not objs:
+        return [field_error("files", "Minimum one file must be provided.")]
+    checksums = sorted(o["checksum"] for o in objs)
+    previous = conn.execute(
+        select(records.c.bucket_id).where(
+            records.c.conceptrecid == dep["conceptrecid"], records.c.id != dep["id"]
+        )
+    ).scalars()
+    for objs_before in files.objects_of_buckets(conn, list(previous)).values():
+        if sorted(o["checksum"] for o in objs_before) == checksums:
+            return [field_error("files", "New version's files must differ from all previous versions.")]
+    return []
+
+
+def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[int]:
+    """Publish a draft (or re-publish an edit); returns the record ids to index right after the commit."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if dep["status"] == "published" and not dep["editing"]:
+        raise BadRequest("The deposition is already published.")
+    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after.
+    files.hold_bucket(conn, dep["bucket_id"])
+    dep["version_draft"] = is_version_draft(conn, dep)
+    errors: list[dict] = []
+    try:
+        metadata = validate_for_publish(dep["metadata"], ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    except ValidationError as exc:
+        errors.extend(exc.errors)
+        metadata = {}
+    if dep["status"] == "draft":
+        errors.extend(_file_errors(conn, dep))
+        errors.extend(checks.publish_errors(conn, ctx.settings, dep))
+    if errors:
+        raise ValidationError(errors=errors)
+    now = utcnow()
+    recid = dep["id"]
+    if dep["status"] == "draft":
+        doi = dep["doi"] if dep["doi_external"] else pids.own_doi(ctx.settings, dep)
+        if pids.doi_taken(conn, doi, recid):
+            raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+        conn.execute(
+            insert(records).values(
+                id=recid,
+                conceptrecid=dep["conceptrecid"],
+                owner_id=owner_id,
+                metadata=metadata,
+                doi=doi.lower(),
+                doi_external=dep["doi_external"],
+                bucket_id=files.snapshot(conn, dep["bucket_id"], locked=True),
+                revision=1,
+                integrated=dep["doi_external"],
+                embargo_until=_embargo_until(metadata),
+                created=now,
+                updated=now,
+                views=0,
+                downloads=0,
+                volume=0,
+            )
+        )
+        files.lock(conn, dep["bucket_id"])
+        checks.copy_to_record(conn, dep["bucket_id"], recid)
+        if not dep["doi_external"]:
+            conn.execute(
+                update(concepts)
+                .where(concepts.c.id == dep["conceptrecid"], concepts.c.conceptdoi.is_(None))
+                .values(conceptdoi=pids.service_doi(ctx.settings, dep["conceptrecid"]))
+            )
+    else:
+        conn.execute(
+            update(records)
+            .where(records.c.id == recid)
+            .values(
+                metadata=metadata,
+                revision=records.c.revision + 1,
+                updated=now,
+                integrated=dep["doi_external"],
+                embargo_until=_embargo_until(metadata),
+            )
+        )
+    conn.execute(
+        update(deposits)
+        .where(deposits.c.id == recid)
+        .values(status="published", editing=False, metadata=metadata, modified=now)
+    )
+    from repository.communities import requests
+
+    accepted = requests.accepted_communities(conn, [dep["conceptrecid"]])
+    requests.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata)
+    if dep["status"] == "draft" or accepted != requests.accepted_communities(conn, [dep["conceptrecid"]]):
+        # The other versions show the latest one, the count and the concept's communities: they changed too.
+        records_mod.touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
+    if not dep["doi_external"]:
+        _queue(conn, "register_doi", recid)
+    siblings = version_ids(conn, dep["conceptrecid"])
+    for sibling in siblings:
+        _queue(conn, "index", sibling)
+    return siblings
+
+
+def _embargo_until(metadata: dict) -> str | None:
+    """The date an embargo lifts, if it is still ahead (the worker reindexes the record then)."""
+    if metadata.get("access_right") != "embargoed" or not metadata.get("embargo_date"):
+        return None
+    return metadata["embargo_date"] if metadata["embargo_date"] > utcnow().date().isoformat() else None
+
+
+def version_ids(conn: Connection, conceptrecid: int) -> list[int]:
+    """The published (not deleted) versions of a concept, oldest first."""
+    query = (
+        select(records.c.id)
+        .where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))
+        .order_by(records.c.id)
+    )
+    return list(conn.execute(query).scalars())
+
+
+def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
+    """Unlock a published deposition's metadata (files stay locked)."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if dep["status"] != "published":
+        raise BadRequest("Only a published deposition can be edited; this one is still in progress.")
+    if dep["editing"]:
+        raise BadRequest("The deposition is already being edited (state inprogress).")
+    record = records_mod.get_row(conn, dep_id)
+    if record is not None and not record["integrated"]:
+        raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
+    conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))
+
+
+def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
+    """Drop the changes of the edit session: the metadata goes back to the published record's."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if not dep["editing"]:
+        raise BadRequest("The deposition is not being edited: there is nothing to discard.")
+    record = records_mod.get_row(conn, dep_id)
+    conn.execute(
+        update(deposits)
+        .where(deposits.c.id == dep_id)
+        .values(editing=False, metadata=record["metadata"], modified=utcnow())
+    )
+
+
+def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> int | None:
+    """Start a new version from the latest published one; returns the new draft's id (None if one existed)."""
+    dep = get_deposit(conn, dep_id, owner_id)
+    if dep["status"] != "published":
+        raise BadRequest("Only a published deposition can get a new version.")
+    # Lock the concept: two simultaneous calls serialise here and the second finds the first one's draft.
+    conn.execute(
+        update(concepts)
+        .where(concepts.c.id == dep["conceptrecid"])
+        .values(lock_version=concepts.c.lock_version + 1)
+    )
+    latest = version_ids(conn, dep["conceptrecid"])[-1]
+    if latest != dep_id:
+        raise BadRequest(f"Only the latest version can get a new version: use deposition {latest}.")
+    if dep["doi_external"]:
+        raise BadRequest("A record with an external DOI cannot get new versions.")
+    existing = conn.execute(
+        select(deposits.c.id).where(deposits.c.conceptrecid == dep["conceptrecid"], deposits.c.status == "draft")
+    ).first()
+    if existing is not None:
+        return None
+    record = records_mod.get_row(conn, latest)
+    recid = pids.mint(conn, "record")
+    metadata = {k: v for k, v in record["metadata"].items() if k != "doi"}
+    now = utcnow()
+    conn.execute(
+        insert(deposits).values(
+            id=recid,
+            conceptrecid=dep["conceptrecid"],
+            owner_id=owner_id,
+            status="draft",
+            editing=False,
+            metadata=metadata,
+            doi=pids.service_doi(ctx.settings, recid),
+            doi_external=False,
+            prereserved=True,
+            bucket_id=(draft_bucket := files.snapshot(conn, record["bucket_id"], locked=False)),
+            created=now,
+            modified=now,
+        )
+    )
+    checks.copy_to_snapshot(conn, record["bucket_id"], draft_bucket)
+    return recid

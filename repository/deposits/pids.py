@@ -1,0 +1,37 @@
+"""Record ids and DOIs: one id sequence for concepts and records; DOIs `<prefix>/<namespace>.<recid>`."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, insert, select
+
+from repository.config import Settings
+from repository.storage.tables.deposits import deposits, recids, records
+from repository.timeutil import utcnow
+
+
+def mint(conn: Connection, kind: str) -> int:
+    """Take the next id of the shared sequence (`kind` is concept or record)."""
+    return conn.execute(insert(recids).values(kind=kind, created=utcnow())).inserted_primary_key[0]
+
+
+def service_doi(settings: Settings, recid: int) -> str:
+    """The DOI the service gives record `recid`."""
+    return f"{settings.doi_prefix}/{settings.DOI_NAMESPACE}.{recid}"
+
+
+def own_doi(settings: Settings, dep: dict) -> str:
+    """The service DOI of deposit row `dep`: the one it already holds once reserved or published (a changed
+    DOI_PREFIX never moves a DOI given out), else one under the current prefix."""
+    holds = dep.get("doi") and not dep.get("doi_external")
+    if holds and (dep.get("prereserved") or dep.get("status") == "published"):
+        return dep["doi"]
+    return service_doi(settings, dep["id"])
+
+
+def doi_taken(conn: Connection, doi: str, recid: int) -> bool:
+    """Whether another record (or another deposit with an external DOI) already uses `doi`."""
+    doi = doi.lower()
+    if conn.execute(select(records.c.id).where(records.c.doi == doi, records.c.id != recid)).first():
+        return True
+    query = select(deposits.c.id).where(deposits.c.doi == doi, deposits.c.id != recid, deposits.c.doi_external)
+    return conn.execute(query).first() is not None

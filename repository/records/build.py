@@ -1,0 +1,284 @@
+"""Published records: the v1 record dict (reference §3.2) built once from the database, for the API, the index,
+the serializers and OAI-PMH alike. Batched: a page of records costs a fixed number of queries."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import datetime
+from urllib.parse import quote
+
+from sqlalchemy import Connection, Select, bindparam, func, select, update
+
+from repository.communities import requests
+from repository.config import Settings
+from repository.files import buckets as files
+from repository.files.thumbnails import SIZES as THUMB_SIZES
+from repository.metadata import MetadataLookups, to_record_metadata
+from repository.records.access import files_open
+from repository.storage.tables.deposits import concepts, records
+from repository.timeutil import isoformat
+
+
+def _file_type(key: str) -> str:
+    return key.rsplit(".", 1)[1].lower() if "." in key else ""
+
+
+def _versions(conn: Connection, concept_ids: set[int]) -> dict[int, list[int]]:
+    """concept -> its published, not deleted versions, oldest first."""
+    result: dict[int, list[int]] = defaultdict(list)
+    if concept_ids:
+        query = (
+            select(records.c.conceptrecid, records.c.id)
+            .where(records.c.conceptrecid.in_(concept_ids), records.c.deleted.is_(None))
+            .order_by(records.c.id)
+        )
+        for conceptrecid, recid in conn.execute(query):
+            result[conceptrecid].append(recid)
+    return result
+
+
+def _concept_stats(conn: Connection, concept_ids: set[int]) -> dict[int, tuple[int, int, int]]:
+    if not concept_ids:
+        return {}
+    query = (
+        select(
+            records.c.conceptrecid,
+            func.sum(records.c.views),
+            func.sum(records.c.downloads),
+            func.sum(records.c.volume),
+        )
+        .where(records.c.conceptrecid.in_(concept_ids))
+        .group_by(records.c.conceptrecid)
+    )
+    return {row[0]: (int(row[1] or 0), int(row[2] or 0), int(row[3] or 0)) for row in conn.execute(query)}
+
+
+def build_records(
+    conn: Connection, settings: Settings, lookups: MetadataLookups, rows: list[dict], with_files: bool = False
+) -> list[dict]:
+    """v1 record dicts for `rows` (records rows). Files appear when the record's files are open, or always with
+    `with_files` (the caller has checked access). Deleted records give a tombstone dict."""
+    concept_ids = {r["conceptrecid"] for r in rows}
+    conceptdois = dict(
+        conn.execute(select(concepts.c.id, concepts.c.conceptdoi).where(concepts.c.id.in_(concept_ids))).all()
+    ) if concept_ids else {}
+    versions = _versions(conn, concept_ids)
+    stats = _concept_stats(conn, concept_ids)
+    accepted = requests.accepted_communities(conn, list(concept_ids))
+    objects = files.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
+    return [
+        _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
+               stats.get(row["conceptrecid"], (0, 0, 0)), accepted.get(row["conceptrecid"], []),
+               objects[row["bucket_id"]], with_files)
+        for row in rows
+    ]  # fmt: skip
+
+
+def _build(
+    settings: Settings,
+    lookups: MetadataLookups,
+    row: dict,
+    conceptdoi: str | None,
+    versions: list[int],
+    concept_stats: tuple[int, int, int],
+    communities: list[str],
+    objs: list[dict],
+    with_files: bool,
+) -> dict:
+    base = settings.BASE_URL
+    recid = row["id"]
+    api = f"{base}/api/records/{recid}"
+    # The row was just read: its metadata can be shared rather than copied.
+    metadata = to_record_metadata(row["metadata"], lookups, accepted_communities=communities, copy_values=False)
+    metadata["doi"] = row["doi"]
+    latest = versions[-1] if versions else recid
+    if conceptdoi:
+        related = metadata.setdefault("related_identifiers", [])
+        related.append({"identifier": conceptdoi, "relation": "isVersionOf", "scheme": "doi"})
+    metadata["relations"] = {
+        "version": [
+            {
+                "index": versions.index(recid) if recid in versions else 0,
+                "is_last": recid == latest,
+                "count": len(versions),
+                "parent": {"pid_type": "recid", "pid_value": str(row["conceptrecid"])},
+                "last_child": {"pid_type": "recid", "pid_value": str(latest)},
+            }
+        ]
+    }
+    links = {
+        "self": api,
+        "html": f"{base}/records/{recid}",
+        "doi": f"https://doi.org/{row['doi']}",
+        "badge": f"{base}/badge/doi/{row['doi']}.svg",
+        "files": f"{api}/files",
+        "versions": f"{api}/versions",
+        # Both redirect to the newest version when followed, so a copy kept by a client never leads astray.
+        "latest": f"{base}/api/records/{latest}/versions/latest",
+        "latest_html": f"{base}/records/{latest}/latest",
+    }
+    if conceptdoi:
+        links["conceptdoi"] = f"https://doi.org/{conceptdoi}"
+        links["conceptbadge"] = f"{base}/badge/doi/{conceptdoi}.svg"
+    record = {
+        "id": recid,
+        "conceptrecid": str(row["conceptrecid"]),
+        "doi": row["doi"],
+        "created": isoformat(row["created"]),
+        "updated": isoformat(row["updated"]),
+        "revision": row["revision"],
+        "owners": [row["owner_id"]],
+        "links": links,
+        "metadata": metadata,
+        "stats": _stats(concept_stats, row),
+    }
+    if conceptdoi:
+        record["conceptdoi"] = conceptdoi
+    images = [o for o in objs if o["mimetype"].startswith("image/")]
+    if images and (with_files or files_open(row["metadata"])):
+        links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in THUMB_SIZES}
+        links["thumb250"] = f"{api}/thumb250"
+    if with_files or files_open(row["metadata"]):
+        bucket = row["bucket_id"]
+        links["bucket"] = f"{base}/api/files/{bucket}"
+        record["files"] = [
+            {
+                "id": o["file_id"],
+                "bucket": bucket,
+                "checksum": o["checksum"],
+                "key": o["key"],
+                "size": o["size"],
+                "type": _file_type(o["key"]),
+                "links": {"self": f"{base}/api/files/{bucket}/{quote(o['key'])}"},
+            }
+            for o in objs
+        ]
+    return record
+
+
+def _stats(concept_stats: tuple[int, int, int], row: dict) -> dict[str, int]:
+    views, downloads, volume = concept_stats
+    return {"downloads": downloads, "unique_downloads": downloads, "views": views, "unique_views": views,
+            "volume": volume, **version_stats(row)}
+
+
+def current_stats(conn: Connection | None, row: dict) -> dict[str, int]:
+    """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`). A row read
+    by `get_row_with_counts` carries the concept's counts already: no query then."""
+    if CONCEPT_COUNTS in row:
+        return _stats(row[CONCEPT_COUNTS], row)
+    assert conn is not None, "a row without its concept's counts needs a connection"
+    concept = row["conceptrecid"]
+    return _stats(_concept_stats(conn, {concept}).get(concept, (0, 0, 0)), row)
+
+
+def version_stats(row: dict) -> dict[str, int]:
+    """The counts of one version, from its row."""
+    return {
+        "version_downloads": row["downloads"],
+        "version_unique_downloads": row["downloads"],
+        "version_views": row["views"],
+        "version_unique_views": row["views"],
+        "version_volume": row["volume"],
+    }
+
+
+def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
+    """Records rows for `recids`, in that order (missing ones skipped)."""
+    if not recids:
+        return []
+    found = {r["id"]: dict(r) for r in conn.execute(select(records).where(records.c.id.in_(recids))).mappings()}
+    return [found[i] for i in recids if i in found]
+
+
+def get_row(conn: Connection, recid: int) -> dict | None:
+    """The records row of `recid`, or None (`=`, not `IN`: an expanding IN is compiled anew at every call)."""
+    row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
+    return dict(row) if row is not None else None
+
+
+CONCEPT_COUNTS = "concept_counts"  # key of a row's (views, downloads, volume) summed over its concept
+
+
+def _row_with_counts_statement() -> Select:
+    siblings = records.alias("siblings")
+    concept = select(records.c.conceptrecid).where(records.c.id == bindparam("recid")).scalar_subquery()
+    sums = (
+        select(siblings.c.conceptrecid, func.sum(siblings.c.views).label("concept_views"),
+               func.sum(siblings.c.downloads).label("concept_downloads"),
+               func.sum(siblings.c.volume).label("concept_volume"))
+        .where(siblings.c.conceptrecid == concept)
+        .group_by(siblings.c.conceptrecid)
+        .subquery()
+    )  # fmt: skip
+    return (
+        select(records, sums.c.concept_views, sums.c.concept_downloads, sums.c.concept_volume)
+        .select_from(records.outerjoin(sums, sums.c.conceptrecid == records.c.conceptrecid))
+        .where(records.c.id == bindparam("recid"))
+    )
+
+
+# Built once: constructing this statement at every call cost several times what running it does.
+_ROW_WITH_COUNTS = _row_with_counts_statement()
+
+
+def get_row_with_counts(conn: Connection, recid: int) -> dict | None:
+    """The records row of `recid` and, under CONCEPT_COUNTS, its concept's (views, downloads, volume) summed
+    over every version: one query, so a record read shows the counts of this moment without a second one."""
+    row = conn.execute(_ROW_WITH_COUNTS, {"recid": recid}).mappings().first()
+    if row is None:
+        return None
+    found = dict(row)
+    found[CONCEPT_COUNTS] = tuple(int(found.pop(f"concept_{name}") or 0) for name in ("views", "downloads", "volume"))
+    return found
+
+
+def touch_versions(conn: Connection, conceptrecid: int, now: datetime, exclude: int | None = None) -> list[int]:
+    """Mark every live version of a concept (but `exclude`) changed at `now`: a new revision and datestamp.
+    What a version shows of its siblings (the latest one, the count, the communities that accepted the concept)
+    is part of its representation, so a change there is a change of each version: its ETag, the per-process
+    cache, the stored copy and renditions (keyed by revision and datestamp), the search engine's document (its
+    version is the revision) and OAI-PMH's datestamp all follow. Returns the ids touched."""
+    where = [records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None)]
+    if exclude is not None:
+        where.append(records.c.id != exclude)
+    # Locked in id order first, so that two writers touching one concept cannot deadlock.
+    touched = list(conn.execute(select(records.c.id).where(*where).order_by(records.c.id).with_for_update()).scalars())
+    if touched:
+        conn.execute(update(records).where(records.c.id.in_(touched))
+                     .values(updated=now, revision=records.c.revision + 1))  # fmt: skip
+    return touched
+
+
+def concept_of(conn: Connection, recid: int) -> int | None:
+    """The concept of record `recid` (taken down or not), or `recid` itself when it is a concept id."""
+    found = conn.execute(select(records.c.conceptrecid).where(records.c.id == recid)).scalar()
+    if found is None:
+        found = conn.execute(select(concepts.c.id).where(concepts.c.id == recid)).scalar()
+    return found
+
+
+def latest_version(conn: Connection, conceptrecid: int) -> int | None:
+    """The newest published, not deleted version of a concept."""
+    query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))
+    return conn.execute(query).scalar()
+
+
+_TRAILING_ID = re.compile(r"\.([0-9]{1,10})$")
+
+
+def doi_state(conn: Connection, doi: str) -> str | None:
+    """What this repository holds under `doi` (lower case): "live" for a published record or the concept of one,
+    "deleted" when everything it names was taken down, None for a DOI it does not have. Two index lookups at most: a concept DOI
+    ends in its concept's id (`<prefix>/<namespace>.<id>`), which finds the concept without a scan."""
+    found = conn.execute(select(records.c.deleted).where(records.c.doi == doi)).first()
+    if found is not None:
+        return "live" if found.deleted is None else "deleted"
+    match = _TRAILING_ID.search(doi)
+    concept = int(match.group(1)) if match else 0
+    if not 0 < concept < 2**31:  # ids are 32-bit integers in PostgreSQL
+        return None
+    if conn.execute(select(concepts.c.id).where(concepts.c.id == concept, concepts.c.conceptdoi == doi)).first() is None:
+        return None
+    return "live" if latest_version(conn, concept) is not None else "deleted"

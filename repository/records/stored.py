@@ -1,0 +1,132 @@
+"""Records as last given to the search index (table `built_records`): each row holds the built public record and the
+same document in the form its engine loads directly, written before every index write (a crash in between leaves a
+copy newer than the index, which the outbox retry overwrites). A reindex streams these documents instead of building
+every record again, and rebuilds (and stores) only the rows that are missing or stale."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import orjson
+from sqlalchemy import Connection, and_, case, delete, null, select
+
+from repository.config import Settings
+from repository.metadata.lookups import MetadataLookups
+from repository.oai.response import renderers
+from repository.records import build as records_mod
+from repository.records import renditions
+from repository.records.access import files_open
+from repository.records.render_context import render_context
+from repository.search.backend import SearchBackend
+from repository.search.documents import to_index_document
+from repository.storage import Database
+from repository.storage.tables.deposits import records
+from repository.storage.tables.derived import built_records
+from repository.storage.upsert import upsert
+from repository.vocabularies.lookups import DatabaseLookups
+from serializers.context import RenderContext
+
+BATCH = 5000
+Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
+
+
+def form(settings: Settings, search: SearchBackend) -> str:
+    """The `engine` value of fresh rows: the engine's form and version, and the base URL the record's links use."""
+    return f"{search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
+
+
+@dataclass
+class Derived:
+    """What indexing records writes besides the index, all from one build: the built records (and their bytes),
+    their index documents, and their renditions in the OAI_PRERENDER formats."""
+
+    rows: list[dict]
+    built: list[dict]
+    data: list[bytes]
+    docs: list[dict]
+    renditions: list[dict]
+
+
+def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: RenderContext,
+           rows: list[dict]) -> Derived:
+    """Build records `rows` (live records rows) as the index gets them, with their documents and renditions."""
+    built = records_mod.build_records(conn, settings, lookups, rows)
+    data = [orjson.dumps(record) for record in built]
+    ready = renditions.rendered(ctx, renderers(settings.oai_prerender), built, data)
+    return Derived(rows, built, data, [to_index_document(record) for record in built], ready)
+
+
+def save(conn: Connection, settings: Settings, search: SearchBackend, derived: Derived) -> list[Entry]:
+    """Upsert the built_records rows and renditions of `derived` (a stored row of a newer revision is kept); to be
+    written before the index. Returns the engine-ready documents."""
+    engine = form(settings, search)
+    values = [{"record_id": row["id"], "revision": row["revision"], "updated": row["updated"], "record": data,
+               "digest": renditions.source_digest(data).hex(), "engine": engine,
+               "document": search.engine_document(doc)}
+              for row, data, doc in zip(derived.rows, derived.data, derived.docs, strict=True)]  # fmt: skip
+    upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
+    renditions.store(conn, derived.renditions)
+    return [(v["record_id"], v["revision"], v["document"]) for v in values]
+
+
+def stored_record(conn: Connection, settings: Settings, search: SearchBackend, row: dict,
+                  with_files: bool) -> dict | None:
+    """The record of records row `row` as built at its last indexing, with current counts, when that copy is what
+    building it now would give: of the row's revision and last change, in this engine form and base URL, and
+    showing files exactly when this reader may see them (an embargo may have ended since). None otherwise: the
+    caller builds it. One query for the copy, one for the counts, instead of a build's six."""
+    found = conn.execute(select(built_records.c.record).where(
+        built_records.c.record_id == row["id"], built_records.c.revision == row["revision"],
+        built_records.c.updated == row["updated"], built_records.c.engine == form(settings, search),
+    )).scalar()  # fmt: skip
+    if found is None:
+        return None
+    record = orjson.loads(found)
+    if ("files" in record) != (with_files or files_open(row["metadata"])):
+        return None
+    record["stats"] = records_mod.current_stats(conn, row)
+    return record
+
+
+def remove(conn: Connection, recids: list[int]) -> None:
+    """Drop the rows of records that left the index."""
+    if recids:
+        conn.execute(delete(built_records).where(built_records.c.record_id.in_(recids)))
+
+
+def documents(db: Database, settings: Settings, search: SearchBackend, batch: int = BATCH,
+              rebuild_all: bool = False) -> Iterator[list[Entry]]:
+    """Engine-ready documents of every published record, a batch at a time (a keyset scan over the id): the stored
+    ones that are fresh (revision, updated and form equal to the record row's), the others built again and stored
+    (all of them with `rebuild_all`)."""
+    fresh = and_(built_records.c.revision == records.c.revision, built_records.c.updated == records.c.updated,
+                 built_records.c.engine == form(settings, search))
+    document = null() if rebuild_all else case((fresh, built_records.c.document), else_=null())
+    last = 0
+    while True:
+        with db.scan() as conn:
+            rows = conn.execute(
+                select(records.c.id, records.c.revision, document.label("document"))
+                .select_from(records.outerjoin(built_records, built_records.c.record_id == records.c.id))
+                .where(records.c.id > last, records.c.deleted.is_(None))
+                .order_by(records.c.id)
+                .limit(batch)
+            ).all()
+        if not rows:
+            return
+        stale = [row.id for row in rows if row.document is None]
+        rebuilt = {entry[0]: entry for entry in _rebuild(db, settings, search, stale)} if stale else {}
+        yield [(row.id, row.revision, row.document) if row.document is not None else rebuilt[row.id]
+               for row in rows if row.document is not None or row.id in rebuilt]
+        last = rows[-1].id
+
+
+def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: list[int]) -> list[Entry]:
+    """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
+    with db.read() as conn:
+        rows = [row for row in records_mod.get_rows(conn, recids) if row["deleted"] is None]
+        derived = derive(conn, settings, DatabaseLookups(conn), render_context(settings, db), rows)
+    with db.write() as conn:
+        return save(conn, settings, search, derived)

@@ -1,0 +1,109 @@
+"""The background worker sweeps the file store periodically in both shapes (the thread of a server process and
+scripts/worker.py): a crashed upload's old temporary file and an old file no row points at are removed; a fresh
+temporary file (an upload in progress) and every recorded file are kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from helpers.factories import make_deposit, upload
+from helpers.http import https_client
+
+from app import create_app
+
+ROOT = str(Path(__file__).resolve().parents[2])
+HOURS_AGO = 2 * 3600
+
+
+def plant(path: Path, age: float) -> Path:
+    """A file of `age` seconds (by its modification time), as a crashed upload leaves one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"left by a crash")
+    then = time.time() - age
+    os.utime(path, (then, then))
+    return path
+
+
+def leftovers(root: Path) -> dict[str, Path]:
+    """An old and a fresh temporary file, and an old file in place that no row points at."""
+    orphan_id = str(uuid.uuid4())
+    return {
+        "old_tmp": plant(root / ".tmp" / str(uuid.uuid4()), HOURS_AGO),
+        "fresh_tmp": plant(root / ".tmp" / str(uuid.uuid4()), 0),
+        "old_orphan": plant(root / orphan_id[:2] / orphan_id[2:4] / orphan_id, HOURS_AGO),
+    }
+
+
+def recorded_file(client, auth, root: Path) -> Path:  # type: ignore[no-untyped-def]
+    """A real upload's file, made old: the sweep must never touch it."""
+    dep = make_deposit(client, auth)
+    file_id = upload(client, auth, dep)["id"]
+    path = next(p for p in root.rglob(file_id))
+    then = time.time() - HOURS_AGO
+    os.utime(path, (then, then))
+    return path
+
+
+def wait_until_gone(path: Path, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not path.exists()
+
+
+def test_the_server_thread_sweeps_periodically(make_settings, make_token):
+    settings = make_settings(BACKGROUND_WORKER=True, FILES_SWEEP_INTERVAL=0)
+    app = create_app(settings)
+    try:
+        client = https_client(app)
+        auth = {"Authorization": f"Bearer {make_token()}"}
+        root = Path(settings.FILES_ROOT)
+        kept = recorded_file(client, auth, root)
+        # Planted while the server runs: only a periodic sweep (not one at start-up) can find them.
+        files = leftovers(root)
+        assert wait_until_gone(files["old_tmp"]) and wait_until_gone(files["old_orphan"])
+        assert files["fresh_tmp"].exists() and kept.exists()
+    finally:
+        app.extensions["repository"].extras["indexer"].stop()
+        app.extensions["repository"].db.dispose()
+
+
+def test_scripts_worker_sweeps_periodically(make_settings, client, auth, settings):
+    root = Path(settings.FILES_ROOT)
+    kept = recorded_file(client, auth, root)
+    env = {**os.environ, "INSTANCE_PATH": settings.INSTANCE_PATH, "DATABASE_URL": settings.DATABASE_URL,
+           "SECRET_KEY": "test-secret", "FILES_SWEEP_INTERVAL": "0", "AUTO_MIGRATE": "false"}
+    worker = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "worker.py"), "--interval", "0.2"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        files = leftovers(root)
+        gone = wait_until_gone(files["old_tmp"]) and wait_until_gone(files["old_orphan"])
+        # A second round, long after the worker started: it sweeps again.
+        again = plant(root / ".tmp" / str(uuid.uuid4()), HOURS_AGO)
+        gone_again = wait_until_gone(again)
+    finally:
+        worker.terminate()
+        _, errors = worker.communicate(timeout=30)
+    assert worker.returncode == 0, errors.decode()
+    assert gone and gone_again, errors.decode()
+    assert files["fresh_tmp"].exists() and kept.exists()
+
+
+def test_worker_once_sweeps_and_keeps_recorded_files(client, auth, settings, monkeypatch, capsys):
+    from scripts import worker
+
+    root = Path(settings.FILES_ROOT)
+    kept = recorded_file(client, auth, root)
+    files = leftovers(root)
+    for name, value in (("INSTANCE_PATH", settings.INSTANCE_PATH), ("DATABASE_URL", settings.DATABASE_URL),
+                        ("SECRET_KEY", "test-secret")):
+        monkeypatch.setenv(name, value)
+    assert worker.main(["--once"]) == 0
+    assert "applied" in capsys.readouterr().out
+    assert not files["old_tmp"].exists() and not files["old_orphan"].exists()
+    assert files["fresh_tmp"].exists() and kept.exists()

@@ -1,0 +1,71 @@
+"""Small helpers shared by tests."""
+
+import os
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import requests
+from flask import Flask
+from flask.testing import FlaskClient
+
+
+class HttpsClient(FlaskClient):
+    """A test client whose requests arrive over HTTPS, as the service requires."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        if not args or isinstance(args[0], str):
+            kwargs.setdefault("base_url", "https://localhost")
+        return super().open(*args, **kwargs)
+
+
+def https_client(app: Flask) -> FlaskClient:
+    """A test client speaking HTTPS to `app`."""
+    app.test_client_class = HttpsClient
+    return app.test_client()
+
+
+def download(client: FlaskClient, url: str, **kwargs: Any) -> Any:
+    """GET a file and close the response (its file handle) before returning it with its body read."""
+    response = client.get(url, **kwargs)
+    response.get_data()
+    response.close()
+    return response
+
+
+# The project's root (tests import this rather than `conftest`, whose name several test folders share).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def token_session(live_server: dict, email: str) -> requests.Session:
+    """A requests session speaking to the live server with a new token of `email` (made by scripts/create_token.py)."""
+    token = subprocess.run(
+        [sys.executable, "scripts/create_token.py", "--email", email],
+        env=live_server["env"], cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    http = requests.Session()
+    http.verify = live_server["cert"]
+    http.trust_env = False  # a CA bundle named in the environment must not replace the server certificate
+    http.headers["Authorization"] = f"Bearer {token}"
+    return http
+
+
+def worker_pids(master: int) -> list[int]:
+    with open(f"/proc/{master}/task/{master}/children") as handle:
+        return [int(pid) for pid in handle.read().split()]
+
+
+def peak_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")

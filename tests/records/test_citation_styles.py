@@ -1,0 +1,57 @@
+"""Citation styles and locales come from the installed lists: any other name, however odd, is a 400 error object."""
+
+import pytest
+from helpers.factories import published
+
+
+@pytest.fixture
+def record(client, auth):
+    return published(client, auth)
+
+
+@pytest.mark.parametrize("style", [
+    "a" * 300, "x" * 5000, "../styles/apa", "dependent/../apa", "apa\x00", "/etc/passwd", ".", "", " apa",
+    "styles/apa", "%2e%2e%2fapa", "apa.csl",
+])  # fmt: skip
+def test_an_unknown_style_is_a_400_on_a_record_and_a_page(client, record, style):
+    for url in (f"/api/records/{record['id']}", "/api/records/"):
+        response = client.get(url, query_string={"format": "citation", "style": style})
+        if style == "":
+            assert response.status_code == 200  # no style: the default one
+            continue
+        assert response.status_code == 400, (style, response.status_code)
+        assert response.json["status"] == 400
+        assert response.json["errors"][0]["field"] == "style"
+
+
+@pytest.mark.parametrize("locale", ["e" * 300, "../locales/locales-en-US", "en-US\x00", "xx-XX"])
+def test_an_unknown_locale_is_a_400(client, record, locale):
+    response = client.get(f"/api/records/{record['id']}", query_string={"format": "citation", "locale": locale})
+    assert response.status_code == 400, response.status_code
+    assert response.json["errors"][0]["field"] == "locale"
+
+
+def test_installed_styles_still_work(client, record):
+    url = f"/api/records/{record['id']}"
+    for style in ("apa", "ieee", "chicago-author-date", "nature"):  # nature: a dependent style in some versions
+        response = client.get(url, query_string={"format": "citation", "style": style})
+        assert response.status_code == 200, (style, response.json)
+        assert "Doe" in response.data.decode()
+
+
+def test_a_note_style_gives_the_note(client, record):
+    style = "chicago-notes-publisher-place-label-page-archive-place-first-no-url"  # no <bibliography>
+    for url in (f"/api/records/{record['id']}", "/api/records/"):
+        response = client.get(url, query_string={"format": "citation", "style": style})
+        assert response.status_code == 200, response.json
+        assert "Doe" in response.data.decode()
+
+
+@pytest.mark.parametrize("style", ["revista-da-sociedade-brasileira-de-medicina-tropical", "transversalites",
+                                   "neue-juristische-wochenschrift"])
+def test_a_style_the_library_cannot_render_is_an_error_object(client, record, style):
+    """Installed styles citeproc-py fails on (features it lacks) give a 400 naming the style, never a 500."""
+    response = client.get(f"/api/records/{record['id']}", query_string={"format": "citation", "style": style})
+    assert response.status_code in (200, 400), response.status_code
+    if response.status_code == 400:
+        assert response.json["errors"][0]["field"] == "style" and style in response.json["message"]

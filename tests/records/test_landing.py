@@ -1,0 +1,50 @@
+"""The HTML behind links.html: a landing page with citation tags and schema.org JSON-LD."""
+
+import json
+import re
+
+from helpers.factories import published
+
+
+def test_landing_page(client, auth):
+    dep = published(client, auth, title="A </script> title & more")
+    page = client.get(f"/records/{dep['id']}")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    html = page.data.decode()
+    assert "A &lt;/script&gt; title &amp; more" in html
+    assert f'<meta name="citation_doi" content="{dep["doi"]}">' in html
+    script = re.search(r'<script type="application/ld\+json">(.*?)</script>', html, re.S).group(1)
+    data = json.loads(script)
+    assert data["name"] == "A </script> title & more"
+    assert "data.csv" in html
+    concept = client.get(f"/records/{dep['conceptrecid']}")
+    assert concept.status_code == 301 and concept.headers["Location"].endswith(f"/records/{dep['id']}")
+    assert client.get("/records/99999").status_code == 404
+
+
+def test_deposit_page_points_at_the_api(client, auth):
+    dep = client.post("/api/deposit/depositions", json={}, headers=auth).json
+    response = client.get(dep["links"]["html"].replace("https://localhost", ""))
+    assert response.status_code == 303 and response.headers["Location"] == dep["links"]["self"]
+
+
+NASTY = "<!--<script> x \u2028 </script><p>&amp; -->"
+
+
+def test_json_ld_cannot_break_out_of_its_script_element(client, auth):
+    """An HTML5 parser sees the whole page: `<!--<script>` in a title would otherwise put the parser in the
+    "script data double escaped" state and swallow the rest of the document."""
+    import html5lib
+
+    title = "A <!--<script> title \u2028 & more"
+    dep = published(client, auth, title=title, keywords=[NASTY, "</SCRIPT >"],
+                    creators=[{"name": "O'Neil, <!--<script>"}], description=f"<p>{NASTY}</p>")  # fmt: skip
+    html = client.get(f"/records/{dep['id']}").data.decode()
+    script = re.search(r'<script type="application/ld\+json">(.*?)</script>', html, re.S).group(1)
+    assert not set(script) & {"<", ">", "&"}
+    tree = html5lib.parse(html, namespaceHTMLElements=False)
+    scripts = tree.findall(".//script")
+    assert len(scripts) == 1 and json.loads(scripts[0].text)["name"] == title
+    assert json.loads(scripts[0].text)["keywords"][0] == NASTY
+    assert tree.find(".//h1").text == title  # the body is still there
+    assert tree.find(".//h2") is not None and tree.find(".//h2").text == "Files"

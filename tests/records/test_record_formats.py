@@ -1,0 +1,70 @@
+"""Every format of the registry answers on a record and on a search page, by Accept and by ?format=,
+and every XML answer validates against its official schema."""
+
+
+import bibtexparser
+import pytest
+from helpers.factories import published
+from helpers.xsd import validate
+from lxml import etree
+
+import serializers  # noqa: E402
+
+XML_SCHEMAS = {"marcxml": ("marc21",), "datacite": ("datacite4",), "datacite3": ("datacite3",), "dc": ("oai_dc",)}
+
+
+@pytest.fixture
+def record(client, auth):
+    return published(
+        client, auth, title="Ünïcode & <angle> — 数据 · بيانات 🌍", keywords=["a-b", "c&d"],
+        creators=[{"name": "Müller, Jürgen", "orcid": "0000-0002-1825-0097"}, {"name": "Doe, Jane"}],
+    )
+
+
+@pytest.mark.parametrize("name", list(serializers.REGISTRY))
+def test_each_format_on_a_record(client, record, name):
+    serializer = serializers.REGISTRY[name]
+    for how in ({"headers": {"Accept": serializer.mimetype}}, {"query_string": {"format": name}}):
+        response = client.get(f"/api/records/{record['id']}", **how)
+        assert response.status_code == 200, (how, response.data[:300])
+        if name in XML_SCHEMAS:
+            validate(response.data, *XML_SCHEMAS[name])
+    for alias in serializer.aliases:
+        assert client.get(f"/api/records/{record['id']}", headers={"Accept": alias}).status_code == 200, alias
+
+
+@pytest.mark.parametrize("name", [n for n, s in serializers.REGISTRY.items() if n != "v1"])
+def test_each_format_on_a_search_page(client, record, name):
+    response = client.get("/api/records/", query_string={"format": name})
+    assert response.status_code == 200, response.data[:300]
+    assert response.data
+    if name == "marcxml":
+        validate(response.data, "marc21")
+
+
+def test_bibtex_parses_back(client, record):
+    text = client.get(f"/api/records/{record['id']}", headers={"Accept": "application/x-bibtex"}).data.decode()
+    entry = bibtexparser.parse_string(text).entries[0]
+    assert entry.fields_dict["doi"].value == record["doi"]
+
+
+def test_unicode_survives_xml(client, record):
+    data = client.get(f"/api/records/{record['id']}", headers={"Accept": "application/x-registry+xml"}).data
+    titles = etree.fromstring(data).findall(".//{http://datacite.org/schema/kernel-4}title")
+    assert titles[0].text == "Ünïcode & <angle> — 数据 · بيانات 🌍"
+
+
+def test_accept_with_quality_values_and_406(client, record):
+    url = f"/api/records/{record['id']}"
+    chosen = client.get(url, headers={"Accept": "application/x-bibtex;q=0.5, application/marcxml+xml;q=0.9"})
+    assert chosen.data.lstrip().startswith(b"<?xml") or b"<record" in chosen.data
+    assert client.get(url, headers={"Accept": "*/*"}).json["id"] == record["id"]
+    refused = client.get(url, headers={"Accept": "image/png"})
+    assert refused.status_code == 406 and "application/x-bibtex" in refused.json["message"]
+
+
+def test_citation_style_and_locale(client, record):
+    url = f"/api/records/{record['id']}"
+    apa = client.get(url, query_string={"format": "citation", "style": "apa"})
+    assert apa.status_code == 200 and "Müller" in apa.data.decode()
+    assert client.get(url, query_string={"format": "citation", "style": "no-such-style"}).status_code == 400

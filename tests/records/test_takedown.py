@@ -1,0 +1,21 @@
+"""Taking a record down: 410, gone from search, DOI hidden, reported deleted by OAI-PMH."""
+
+from helpers.factories import published
+from sqlalchemy import select
+
+from repository.storage.tables.deposits import doi_registrations
+from scripts import takedown
+
+
+def test_take_down(app, client, auth, settings, capsys):
+    dep = published(client, auth)
+    assert client.get("/api/records/").json["hits"]["total"] == 1
+    assert takedown.main(["--recid", str(dep["id"])], settings) == 0
+    assert client.get(f"/api/records/{dep['id']}").status_code == 410
+    assert client.get("/api/records/").json["hits"]["total"] == 0
+    listing = client.get("/oai2d?verb=ListIdentifiers&metadataPrefix=oai_dc").data.decode()
+    assert 'status="deleted"' in listing
+    with app.extensions["repository"].db.read() as conn:
+        assert conn.execute(select(doi_registrations.c.doi).where(doi_registrations.c.doi == dep["doi"])).first()
+    assert takedown.main(["--recid", str(dep["id"])], settings) == 2
+    assert takedown.main(["--recid", "99999"], settings) == 2
