@@ -105,7 +105,7 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 
 
 def _oai_prefixes(raw: str) -> str:
-    from serializers.oai import OAI_FORMATS  # the serializers import nothing of the repository's
+    from serializers import OAI_FORMATS  # imported here: the serializers take seconds to import
 
     names = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
     unknown = [name for name in names if name not in OAI_FORMATS]
@@ -218,7 +218,7 @@ class Settings:
         2, "Thumbnails decoded at once on this machine (all processes); a request past it answers 503.", _positive_int
     )
     BENCH_CEILING_ENDPOINT: bool = setting(
-        False, "Serve /api/_ceiling, a fixed 5 KB JSON answer: the ceiling scripts/bench.py compares against.", _bool
+        False, "Serve /api/_ceiling, a fixed 5 KB JSON answer: the ceiling bench/bench.py compares against.", _bool
     )
     BACKGROUND_WORKER: bool = setting(
         True, "Run the outbox worker (index and DOI retries) as a thread in each server process (embedded shape).", _bool
@@ -287,9 +287,6 @@ class Settings:
         5, "Background validation jobs a user may have waiting at once; past them, 429.", _positive_int
     )
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
-
-    # Derived values, computed once in build().
-    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def declarations(cls) -> list[dataclasses.Field]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -59,11 +59,6 @@ class Forbidden(ApiError):
 class NotFound(ApiError):
     status = 404
     default_message = "Not Found"
-
-
-class MethodNotAllowed(ApiError):
-    status = 405
-    default_message = "Method Not Allowed"
 
 
 class NotAcceptable(ApiError):
@@ -124,3 +119,18 @@ def field_error(field: str | None, message: str) -> dict[str, Any]:
     if field is not None:
         entry["field"] = field
     return entry
+
+
+def library_errors() -> dict[type[Exception], Callable[[Any], ApiError]]:
+    """The one table mapping other packages' exceptions to the ApiError answering them (one handler each).
+
+    The serializers raise their refusals as data (message, field, detail) because they import nothing of the
+    repository. Imported when called: the serializers take seconds to import, which this module, imported by
+    every script, should not.
+    """
+    from serializers.errors import NoRepresentation, UnusableParameter
+
+    def answer(api_error: type[ApiError]) -> Callable[[Any], ApiError]:
+        return lambda exc: api_error(exc.message, [field_error(exc.field, exc.detail)])
+
+    return {NoRepresentation: answer(NotAcceptable), UnusableParameter: answer(BadRequest)}

@@ -37,7 +37,7 @@ def check_shape(value: Any, max_depth: int = MAX_DEPTH, max_values: int | None =
         depth += 1
         if depth > max_depth:
             raise ShapeError(ShapeError.too_deep(max_depth))
-        below = []
+        below: list[Any] = []
         for node in level:
             children = node.values() if type(node) is dict else node
             if max_values is not None:

@@ -4,36 +4,22 @@
     python scripts/create_token.py --email EMAIL --scopes deposit:write,deposit:actions [--name NAME]
 """
 
+# A shim kept for the README's automation interface: the command is `repository-admin create-token` (repository/cli.py).
 from __future__ import annotations
 
-import argparse
+import os
 import sys
+from typing import TYPE_CHECKING
 
-from repository.accounts import tokens
-from repository.config import Settings, StartupError
-from repository.errors import ApiError
-from repository.storage import open_database, upgrade
+if TYPE_CHECKING:
+    from repository.config import Settings
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--email", required=True, help="the user's e-mail address")
-    parser.add_argument("--scopes", default="deposit:write,deposit:actions", help="comma-separated scopes")
-    parser.add_argument("--name", default="token", help="a name to recognise the token by")
-    args = parser.parse_args(argv)
-    try:
-        settings = settings or Settings.from_env()
-        db = open_database(settings.DATABASE_URL)
-        upgrade(db)
-        with db.write() as conn:
-            user_id = tokens.create_user(conn, args.email)
-            _, token = tokens.create_token(conn, user_id, tokens.parse_scopes(args.scopes), args.name)
-    except (StartupError, ApiError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(token)
-    return 0
+    from repository.cli import run  # in-process (the tests): the same command, with these settings
+
+    return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+    os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

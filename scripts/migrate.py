@@ -1,26 +1,22 @@
 #!/usr/bin/env python
 """Bring the database schema to the newest revision (the scaled shape runs this before starting servers)."""
 
+# A shim kept for the README's automation interface: the command is `repository-admin migrate` (repository/cli.py).
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING
 
-from repository.config import Settings, StartupError
-from repository.storage import open_database, upgrade
-from repository.storage.migrate import current_revision
-
-
-def main(settings: Settings | None = None) -> int:
-    try:
-        settings = settings or Settings.from_env()
-    except StartupError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    db = open_database(settings.DATABASE_URL)
-    upgrade(db)
-    print(f"database at revision {current_revision(db)}")
-    return 0
+if TYPE_CHECKING:
+    from repository.config import Settings
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
+    from repository.cli import run  # in-process (the tests): the same command, with these settings
+
+    return run(__file__, argv, settings)
+
+
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+    os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

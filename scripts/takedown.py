@@ -4,32 +4,22 @@
     python scripts/takedown.py --recid N
 """
 
+# A shim kept for the README's automation interface: the command is `repository-admin takedown` (repository/cli.py).
 from __future__ import annotations
 
-import argparse
+import os
 import sys
+from typing import TYPE_CHECKING
 
-from app import create_app
-from repository.config import Settings, StartupError
-from repository.errors import ApiError
-from repository.records.takedown import take_down
+if TYPE_CHECKING:
+    from repository.config import Settings
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recid", type=int, required=True, help="the record id (a version, not the concept)")
-    args = parser.parse_args(argv)
-    try:
-        services = create_app(settings or Settings.from_env()).extensions["repository"]
-        with services.db.write() as conn:
-            take_down(conn, args.recid)
-    except (StartupError, ApiError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    services.extras["indexer"].process_pending()
-    print(f"record {args.recid} taken down")
-    return 0
+    from repository.cli import run  # in-process (the tests): the same command, with these settings
+
+    return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+    os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

@@ -1,5 +1,8 @@
 """The format registry: pure functions from a record dict to bytes, chosen by media type or OAI prefix.
 
+`REGISTRY` lists the formats of the API, `OAI_FORMATS` those of OAI-PMH (ListMetadataFormats reads it); both are
+built from the same renderer modules.
+
 INPUT CONTRACT — every renderer takes the published record in its v1 form (reference §3.2), built once
 by the records module, plus a RenderContext; no Flask, no database in here.
 
@@ -44,10 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, marc
+from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, marc, oai
 from .context import RenderContext
 from .negotiation import negotiate, parse_accept
-from .oai import OAI_FORMATS, OAI_PREFIXES, OaiFormat, oai_format
+from .oai import OaiFormat, wrapped
 
 Render = Callable[[dict[str, Any], RenderContext], bytes]
 RenderPage = Callable[[list[dict[str, Any]], RenderContext], bytes]
@@ -62,7 +65,6 @@ class Serializer:
     render: Render
     render_page: RenderPage | None = None  # None: no page form (v1 pages are the search envelope)
     aliases: tuple[str, ...] = ()
-    oai_prefixes: tuple[str, ...] = ()  # OAI metadataPrefixes serving the same mapping (see serializers.oai)
     media_types: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -73,17 +75,14 @@ _ALL = (
     Serializer("v1", "application/vnd.service.v1+json", jsonformats.render_v1, None,
                ("application/vnd.zenodo.v1+json",)),
     Serializer("json", "application/json", jsonformats.render_legacy, jsonformats.render_legacy_page),
-    Serializer("marcxml", "application/marcxml+xml", marc.render, marc.render_page, ("application/marc+xml",),
-               ("marc21", "marcxml")),
+    Serializer("marcxml", "application/marcxml+xml", marc.render, marc.render_page, ("application/marc+xml",)),
     Serializer("bibtex", "application/x-bibtex", bibtex.render, bibtex.render_page, ("text/x-bibtex",)),
     Serializer("datacite", "application/x-registry+xml", datacite.render, datacite.render_page,
                ("application/x-datacite+xml", "application/vnd.datacite.datacite+xml",
-                "application/x-datacite-v41+xml"),
-               ("oai_registry", "oai_registry4", "registry", "oai_datacite", "oai_datacite4", "datacite",
-                "datacite4")),
+                "application/x-datacite-v41+xml")),
     Serializer("datacite3", "application/x-registry-v3+xml", datacite3.render, datacite3.render_page,
-               ("application/x-datacite-v3+xml",), ("oai_registry3", "registry3", "oai_datacite3", "datacite3")),
-    Serializer("dc", "application/x-dc+xml", dublincore.render, dublincore.render_page, (), ("oai_dc",)),
+               ("application/x-datacite-v3+xml",)),
+    Serializer("dc", "application/x-dc+xml", dublincore.render, dublincore.render_page),
     Serializer("csl", "application/vnd.citationstyles.csl+json", csl.render, csl.render_page),
     Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page),
     Serializer("citation", "text/x-bibliography", csl.render_citation, csl.render_citation_page),
@@ -100,6 +99,28 @@ def by_media_type(media_type: str) -> Serializer | None:
     """The serializer for a canonical or alias media type, if any."""
     wanted = media_type.lower()
     return next((s for s in _ALL if wanted in s.media_types), None)
+
+
+# The OAI-PMH formats, in the order ListMetadataFormats lists them; bare DataCite (`registry`, `registry3`) is
+# the `<resource>` without the OAI wrapper, as the reference system serves it.
+_OAI = (
+    OaiFormat("oai_registry", oai.WRAPPER_NS, oai.WRAPPER_SCHEMA, wrapped(datacite), ("oai_datacite",)),
+    OaiFormat("oai_registry4", oai.WRAPPER_NS, oai.WRAPPER_SCHEMA, wrapped(datacite), ("oai_datacite4",)),
+    OaiFormat("oai_registry3", oai.WRAPPER_NS, oai.WRAPPER_SCHEMA, wrapped(datacite3), ("oai_datacite3",)),
+    OaiFormat("registry", datacite.NS, datacite.SCHEMA, datacite.resource_element, ("datacite", "datacite4")),
+    OaiFormat("registry3", datacite3.NS, datacite3.SCHEMA, datacite3.resource_element, ("datacite3",)),
+    OaiFormat("oai_dc", dublincore.NS, dublincore.SCHEMA, dublincore.dc_element),
+    OaiFormat("marc21", marc.NS, marc.SCHEMA, marc.marc_element, ("marcxml",)),
+)
+# metadataPrefix -> its format; ListMetadataFormats lists each with its aliases.
+OAI_FORMATS: dict[str, OaiFormat] = {fmt.prefix: fmt for fmt in _OAI}
+# Every prefix and alias -> its format.
+OAI_PREFIXES: dict[str, OaiFormat] = {name: fmt for fmt in _OAI for name in (fmt.prefix, *fmt.aliases)}
+
+
+def oai_format(prefix: str) -> OaiFormat | None:
+    """The format of a metadataPrefix or one of the reference's alias prefixes; None if unknown."""
+    return OAI_PREFIXES.get(prefix)
 
 
 __all__ = [

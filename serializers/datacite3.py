@@ -9,7 +9,6 @@ from lxml import etree
 from .context import RenderContext
 from .datacite import datacite_json
 from .text import page_document, sub
-from .vocabulary import type_info
 
 NS = "http://datacite.org/schema/kernel-3"
 SCHEMA = "http://schema.datacite.org/meta/kernel-3/metadata.xsd"
@@ -26,6 +25,11 @@ _RELATION_MAP = {"IsVersionOf": "IsPartOf", "HasVersion": "HasPart"}
 _ID_TYPES = frozenset("ARK arXiv bibcode DOI EAN13 EISSN Handle ISBN ISSN ISTC LISSN LSID PMID PURL UPC URL URN".split())
 _DATE_TYPES = frozenset("Accepted Available Collected Copyrighted Created Issued Submitted Updated Valid".split())
 _DESCRIPTION_TYPES = frozenset("Abstract Methods SeriesInformation TableOfContents Other".split())
+# resourceTypeGeneral of kernel 3.1; the finer kernel-4.5 terms it lacks (JournalArticle, Book, ...) are all text.
+_GENERAL_TYPES = frozenset(
+    "Audiovisual Collection Dataset Event Image InteractiveResource Model PhysicalObject Service Software Sound "
+    "Text Workflow Other".split()
+)
 
 
 def _e(parent: etree._Element, name: str, value: Any = None, **attrib: str) -> etree._Element:
@@ -93,7 +97,9 @@ def resource_element(record: dict[str, Any], ctx: RenderContext) -> etree._Eleme
         _e(group, "date", date["date"], dateType=date["dateType"])
     if data.get("language"):
         _e(root, "language", data["language"])
-    _e(root, "resourceType", data["types"]["resourceType"], resourceTypeGeneral=type_info(record["metadata"]).datacite3)
+    general = data["types"]["resourceTypeGeneral"]
+    _e(root, "resourceType", data["types"]["resourceType"],
+       resourceTypeGeneral=general if general in _GENERAL_TYPES else "Text")
     group = _e(root, "alternateIdentifiers")
     for alt in data["alternateIdentifiers"]:
         _e(group, "alternateIdentifier", alt["alternateIdentifier"],

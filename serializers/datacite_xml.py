@@ -31,7 +31,7 @@ def _q(tag: str) -> str:
     return f"{{{NS}}}{tag}"
 
 
-def _text(parent: etree._Element, tag: str, value: str, **attrib: str) -> etree._Element:
+def _text(parent: etree._Element, tag: str, value: object, **attrib: str) -> etree._Element:
     """A child holding text, as the package's `E.tag(value, **attrib)` makes it ("" too, unlike None)."""
     if not isinstance(value, str):
         raise TypeError(f"bad argument type: {type(value).__name__}({value!r})")
@@ -198,7 +198,7 @@ def _funding_references(root: etree._Element, values: list[dict[str, Any]]) -> N
 
 
 # schema45's rules in its order ("schemaVersion" has none); datacite_json gives no other keys.
-_RULES: tuple[tuple[str, Callable[[etree._Element, Any], None]], ...] = (
+_RULES: tuple[tuple[str, Callable[[etree._Element, Any], object]], ...] = (
     ("alternateIdentifiers", _alternate_identifiers),
     ("creators", _creators),
     ("titles", _titles),

@@ -23,7 +23,7 @@ from .vocabulary import type_info, type_key
 NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 DC_NS = "http://purl.org/dc/elements/1.1/"
-_NSMAP = {"oai_dc": NS, "dc": DC_NS, "xsi": "http://www.w3.org/2001/XMLSchema-instance"}
+_NSMAP: dict[str | None, str] = {"oai_dc": NS, "dc": DC_NS, "xsi": "http://www.w3.org/2001/XMLSchema-instance"}
 # dcxml's element order (its rules, in registration order) and the element each dc_json key becomes.
 _ELEMENTS = tuple((plural, f"{{{DC_NS}}}{singular}") for plural, singular in (
     ("contributors", "contributor"), ("coverage", "coverage"), ("creators", "creator"), ("dates", "date"),

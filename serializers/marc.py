@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lxml import etree
-from pymarc import Field, Indicators, Leader, Record, Subfield
+from pymarc import Field, Indicators, Record, Subfield
 
 from .context import RenderContext
 from .text import alternate_identifiers, cleaned, language_marc, license_info, related_identifiers, sub
@@ -128,7 +128,7 @@ def marc_record(record: dict[str, Any], ctx: RenderContext) -> Record:
     record = cleaned(record)
     md = record.get("metadata", {})
     info = type_info(md)
-    marc = Record(leader=Leader(f"00000n{info.marc_leader}m a2200000 u 4500"))
+    marc = Record(leader=f"00000n{info.marc_leader}m a2200000 u 4500")
     marc.add_field(Field(tag="001", data=str(record["id"])))
     updated = "".join(ch for ch in record.get("updated", "")[:19] if ch.isdigit())
     if updated:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from repository.errors import NotAcceptable, field_error
+from .errors import NoRepresentation
 
 if TYPE_CHECKING:
     from . import Serializer
@@ -49,12 +49,10 @@ def _matches(media_range: str, mimetype: str) -> bool:
     return media_range == mimetype
 
 
-def _not_acceptable(available: Sequence[Serializer], asked: str) -> NotAcceptable:
+def _not_acceptable(available: Sequence[Serializer], asked: str) -> NoRepresentation:
     types = ", ".join(s.mimetype for s in available)
-    return NotAcceptable(
-        f"No representation for {asked}. Available: {types}.",
-        [field_error(None, f"Available media types: {types}.")],
-    )
+    return NoRepresentation(f"No representation for {asked}. Available: {types}.", None,
+                            f"Available media types: {types}.")
 
 
 def negotiate(
@@ -65,7 +63,7 @@ def negotiate(
 ) -> Serializer:
     """The serializer to answer with; `?format=` (media type or short name) wins over `Accept`.
 
-    Raises NotAcceptable (406) listing the available media types when nothing fits.
+    Raises NoRepresentation (the API's 406) listing the available media types when nothing fits.
     """
     if format_param:
         wanted = format_param.strip().lower()

@@ -1,4 +1,5 @@
-"""OAI-PMH metadata formats: the `<metadata>` content per metadataPrefix, from the same renderers."""
+"""OAI-PMH metadata formats: what one is, and the DataCite wrapper; the list of them is the registry's
+(`serializers.OAI_FORMATS`), built from the same renderers as the other formats."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 from lxml import etree
 
-from . import datacite, datacite3, dublincore, marc
 from .context import RenderContext
 from .text import sub
 
@@ -27,11 +27,11 @@ class OaiFormat:
     namespace: str
     schema: str
     element: ElementRenderer  # record, ctx -> the element to put inside <metadata>
-    aliases: tuple[str, ...] = ()
-    compliant: bool = True  # False for bare DataCite, which the spec calls "not OAI-PMH 2.0 compliant"
+    aliases: tuple[str, ...] = ()  # the reference system's prefixes for the same format
 
 
-def _wrapped(kernel: Any) -> ElementRenderer:
+def wrapped(kernel: Any) -> ElementRenderer:
+    """The element renderer putting a DataCite kernel module's `<resource>` in the `oai_datacite` wrapper."""
     def element(record: dict[str, Any], ctx: RenderContext) -> etree._Element:
         """DataCite `<resource>` inside the `oai_datacite` wrapper (reference §12.2)."""
         root = etree.Element(f"{{{WRAPPER_NS}}}oai_datacite", {f"{{{_XSI}}}schemaLocation": f"{WRAPPER_NS} {WRAPPER_SCHEMA}"},
@@ -44,25 +44,3 @@ def _wrapped(kernel: Any) -> ElementRenderer:
         return root
 
     return element
-
-
-_FORMATS = (
-    OaiFormat("oai_registry", WRAPPER_NS, WRAPPER_SCHEMA, _wrapped(datacite), ("oai_datacite",)),
-    OaiFormat("oai_registry4", WRAPPER_NS, WRAPPER_SCHEMA, _wrapped(datacite), ("oai_datacite4",)),
-    OaiFormat("oai_registry3", WRAPPER_NS, WRAPPER_SCHEMA, _wrapped(datacite3), ("oai_datacite3",)),
-    OaiFormat("registry", datacite.NS, datacite.SCHEMA, datacite.resource_element, ("datacite", "datacite4"),
-              compliant=False),
-    OaiFormat("registry3", datacite3.NS, datacite3.SCHEMA, datacite3.resource_element, ("datacite3",),
-              compliant=False),
-    OaiFormat("oai_dc", dublincore.NS, dublincore.SCHEMA, dublincore.dc_element),
-    OaiFormat("marc21", marc.NS, marc.SCHEMA, marc.marc_element, ("marcxml",)),
-)
-
-# Every prefix and alias -> its format; ListMetadataFormats lists each of OAI_FORMATS with its aliases.
-OAI_FORMATS: dict[str, OaiFormat] = {fmt.prefix: fmt for fmt in _FORMATS}
-OAI_PREFIXES: dict[str, OaiFormat] = {name: fmt for fmt in _FORMATS for name in (fmt.prefix, *fmt.aliases)}
-
-
-def oai_format(prefix: str) -> OaiFormat | None:
-    """The format of a metadataPrefix or one of the reference's alias prefixes; None if unknown."""
-    return OAI_PREFIXES.get(prefix)

@@ -1,82 +1,93 @@
-"""Resource types and what each format calls them (reference §3.4 and §13)."""
+"""The one resource-type table: every upload type and subtype, and what each format calls it.
+
+The rows are the specification's deposit vocabulary (`upload_type`, `publication_type`, `image_type`), in its
+order; deposit validation and the OAI sets derive from them (repository.vocabularies.resource_types). A cell
+follows the reference system's vocabulary (reference §3.4, its `objecttypes.json`, and §13.1 for BibTeX) unless
+the target vocabulary's own definition puts the type under another term (CSL 1.0.2 item types, DataCite 4.5
+resourceTypeGeneral, schema.org types, BibTeX's standard entry types); tests/serializers/golden/resource_types.json
+pins the whole table.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 
-class TypeInfo(NamedTuple):
+@dataclass(frozen=True)
+class ResourceType:
     """One resource type as every format names it."""
 
+    id: str  # `type` or `type-subtype`, as records, related identifiers, Dublin Core and OAI sets name it
     title: str
-    datacite: str  # DataCite 4.5 resourceTypeGeneral
-    datacite3: str  # DataCite 3.1 resourceTypeGeneral (shorter list)
-    csl: str
-    schema_org: str
+    datacite: str  # DataCite 4.5 resourceTypeGeneral (kernel 3.1 output maps the terms it lacks to Text)
+    csl: str  # CSL 1.0.2 item type
+    schema_org: str  # schema.org @type
     eurepo: str  # info:eu-repo/semantics/<eurepo>
     marc_leader: str  # MARC leader/06 type of record
+    bibtex: tuple[str, ...] = ()  # BibTeX entry types tried in order (first whose fields are present); then @misc
+
+    @property
+    def type(self) -> str:
+        """The upload type."""
+        return self.id.partition("-")[0]
+
+    @property
+    def subtype(self) -> str | None:
+        """The publication or image subtype; None for a top-level type."""
+        return self.id.partition("-")[2] or None
 
 
-_T = TypeInfo
-TYPES: dict[str, TypeInfo] = {
-    "publication": _T("Publication", "Text", "Text", "article", "CreativeWork", "other", "a"),
-    "publication-annotationcollection": _T(
-        "Annotation collection", "Collection", "Collection", "article", "Collection", "other", "a"
-    ),
-    "publication-book": _T("Book", "Book", "Text", "book", "Book", "book", "a"),
-    "publication-section": _T("Book section", "BookChapter", "Text", "chapter", "ScholarlyArticle", "bookPart", "a"),
-    "publication-conferencepaper": _T(
-        "Conference paper", "ConferencePaper", "Text", "paper-conference", "ScholarlyArticle", "conferenceObject", "a"
-    ),
-    "publication-datamanagementplan": _T(
-        "Data management plan", "OutputManagementPlan", "Text", "report", "CreativeWork", "other", "a"
-    ),
-    "publication-article": _T(
-        "Journal article", "JournalArticle", "Text", "article-journal", "ScholarlyArticle", "article", "a"
-    ),
-    "publication-patent": _T("Patent", "Text", "Text", "patent", "CreativeWork", "patent", "a"),
-    "publication-preprint": _T("Preprint", "Preprint", "Text", "article", "ScholarlyArticle", "preprint", "a"),
-    "publication-deliverable": _T("Project deliverable", "Text", "Text", "report", "CreativeWork", "report", "a"),
-    "publication-milestone": _T("Project milestone", "Text", "Text", "report", "CreativeWork", "report", "a"),
-    "publication-proposal": _T("Proposal", "Text", "Text", "report", "CreativeWork", "researchProposal", "a"),
-    "publication-report": _T("Report", "Report", "Text", "report", "CreativeWork", "report", "a"),
-    "publication-softwaredocumentation": _T(
-        "Software documentation", "Text", "Text", "report", "CreativeWork", "technicalDocumentation", "a"
-    ),
-    "publication-taxonomictreatment": _T(
-        "Taxonomic treatment", "Text", "Text", "article", "ScholarlyArticle", "other", "a"
-    ),
-    "publication-technicalnote": _T(
-        "Technical note", "Text", "Text", "report", "CreativeWork", "technicalDocumentation", "a"
-    ),
-    "publication-thesis": _T("Thesis", "Dissertation", "Text", "thesis", "Thesis", "doctoralThesis", "a"),
-    "publication-workingpaper": _T(
-        "Working paper", "Text", "Text", "article", "ScholarlyArticle", "workingPaper", "a"
-    ),
-    "publication-peerreview": _T("Peer review", "PeerReview", "Text", "review", "Review", "review", "a"),
-    "publication-other": _T("Other", "Text", "Text", "article", "CreativeWork", "other", "a"),
-    "poster": _T("Poster", "Text", "Text", "speech", "Poster", "conferencePoster", "a"),
-    "presentation": _T(
-        "Presentation", "Text", "Text", "speech", "PresentationDigitalDocument", "lecture", "a"
-    ),
-    "dataset": _T("Dataset", "Dataset", "Dataset", "dataset", "Dataset", "other", "m"),
-    "image": _T("Image", "Image", "Image", "graphic", "ImageObject", "other", "k"),
-    "image-figure": _T("Figure", "Image", "Image", "figure", "ImageObject", "other", "k"),
-    "image-plot": _T("Plot", "Image", "Image", "graphic", "ImageObject", "other", "k"),
-    "image-drawing": _T("Drawing", "Image", "Image", "graphic", "ImageObject", "other", "k"),
-    "image-diagram": _T("Diagram", "Image", "Image", "graphic", "ImageObject", "other", "k"),
-    "image-photo": _T("Photo", "Image", "Image", "graphic", "Photograph", "other", "k"),
-    "image-other": _T("Other", "Image", "Image", "graphic", "ImageObject", "other", "k"),
-    "video": _T("Video/Audio", "Audiovisual", "Audiovisual", "motion_picture", "MediaObject", "other", "g"),
-    "software": _T("Software", "Software", "Software", "software", "SoftwareSourceCode", "other", "m"),
-    "lesson": _T("Lesson", "Text", "Text", "article", "CreativeWork", "lecture", "a"),
-    "physicalobject": _T(
-        "Physical object", "PhysicalObject", "PhysicalObject", "article", "CreativeWork", "other", "r"
-    ),
-    "workflow": _T("Workflow", "Workflow", "Workflow", "article", "CreativeWork", "other", "m"),
-    "other": _T("Other", "Other", "Other", "article", "CreativeWork", "other", "a"),
-}
+_T = ResourceType
+_TABLE: tuple[ResourceType, ...] = (
+    _T("publication", "Publication", "Text", "article", "ScholarlyArticle", "other", "a"),
+    _T("publication-annotationcollection", "Annotation collection", "Collection", "article", "Collection", "other",
+       "a"),
+    _T("publication-book", "Book", "Book", "book", "Book", "book", "a", ("book", "booklet")),
+    _T("publication-section", "Book section", "BookChapter", "chapter", "ScholarlyArticle", "bookPart", "a",
+       ("incollection",)),
+    _T("publication-conferencepaper", "Conference paper", "ConferencePaper", "paper-conference", "ScholarlyArticle",
+       "conferenceObject", "a", ("inproceedings", "proceedings")),
+    _T("publication-datamanagementplan", "Data management plan", "OutputManagementPlan", "report", "CreativeWork",
+       "other", "a"),
+    _T("publication-article", "Journal article", "JournalArticle", "article-journal", "ScholarlyArticle", "article",
+       "a", ("article",)),
+    _T("publication-patent", "Patent", "Text", "patent", "CreativeWork", "patent", "a"),
+    _T("publication-preprint", "Preprint", "Preprint", "article", "ScholarlyArticle", "preprint", "a",
+       ("unpublished",)),
+    _T("publication-deliverable", "Project deliverable", "Text", "report", "CreativeWork", "report", "a"),
+    _T("publication-milestone", "Project milestone", "Text", "report", "CreativeWork", "report", "a"),
+    _T("publication-proposal", "Proposal", "Text", "report", "CreativeWork", "researchProposal", "a"),
+    _T("publication-report", "Report", "Report", "report", "ScholarlyArticle", "report", "a", ("techreport",)),
+    _T("publication-softwaredocumentation", "Software documentation", "Text", "report", "CreativeWork",
+       "technicalDocumentation", "a", ("manual",)),
+    _T("publication-taxonomictreatment", "Taxonomic treatment", "Text", "article", "ScholarlyArticle", "other", "a"),
+    _T("publication-technicalnote", "Technical note", "Text", "report", "ScholarlyArticle", "technicalDocumentation",
+       "a", ("manual",)),
+    _T("publication-thesis", "Thesis", "Dissertation", "thesis", "Thesis", "doctoralThesis", "a", ("phdthesis",)),
+    _T("publication-workingpaper", "Working paper", "Text", "article", "ScholarlyArticle", "workingPaper", "a",
+       ("unpublished",)),
+    _T("publication-other", "Other", "Text", "article", "CreativeWork", "other", "a"),
+    _T("poster", "Poster", "Text", "speech", "Poster", "conferencePoster", "a"),
+    _T("presentation", "Presentation", "Text", "speech", "PresentationDigitalDocument", "lecture", "a"),
+    _T("dataset", "Dataset", "Dataset", "dataset", "Dataset", "other", "m", ("dataset",)),
+    _T("image", "Image", "Image", "graphic", "ImageObject", "other", "k"),
+    _T("image-figure", "Figure", "Image", "figure", "ImageObject", "other", "k"),
+    _T("image-plot", "Plot", "Image", "graphic", "ImageObject", "other", "k"),
+    _T("image-drawing", "Drawing", "Image", "graphic", "ImageObject", "other", "k"),
+    _T("image-diagram", "Diagram", "Image", "graphic", "ImageObject", "other", "k"),
+    _T("image-photo", "Photo", "Image", "graphic", "Photograph", "other", "k"),
+    _T("image-other", "Other", "Image", "graphic", "ImageObject", "other", "k"),
+    _T("video", "Video/Audio", "Audiovisual", "motion_picture", "MediaObject", "other", "g"),
+    _T("software", "Software", "Software", "software", "SoftwareSourceCode", "other", "m", ("software",)),
+    _T("lesson", "Lesson", "InteractiveResource", "article", "CreativeWork", "lecture", "a"),
+    _T("physicalobject", "Physical object", "PhysicalObject", "article", "CreativeWork", "other", "r"),
+    _T("other", "Other", "Other", "article", "CreativeWork", "other", "a"),
+)  # fmt: skip
+
+# `type` or `type-subtype` -> its row, in the specification's order.
+TYPES: dict[str, ResourceType] = {rt.id: rt for rt in _TABLE}
 
 
 def type_key(metadata: Mapping[str, Any]) -> str:
@@ -86,7 +97,7 @@ def type_key(metadata: Mapping[str, Any]) -> str:
     return f"{kind}-{rtype['subtype']}" if rtype.get("subtype") else kind
 
 
-def type_info(metadata: Mapping[str, Any]) -> TypeInfo:
+def type_info(metadata: Mapping[str, Any]) -> ResourceType:
     """The vocabulary entry of a record's resource type (unknown types fall back to their type, then other)."""
     key = type_key(metadata)
     return TYPES.get(key) or TYPES.get(key.split("-")[0]) or TYPES["other"]

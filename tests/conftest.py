@@ -16,17 +16,34 @@ from helpers.http import https_client
 from sqlalchemy import text
 
 from app import create_app
-from repository.accounts import tokens as accounts
+from repository.accounts.tokens import SCOPES, create_token, create_user
 from repository.config import Settings
 from repository.storage import open_database, upgrade
 from repository.storage.engine import close_all
 from repository.storage.tables import metadata
-from repository.vocabularies.loader import load as load_vocabularies
+from repository.vocabularies import loader
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
 # Loaded once into the template and kept between tests (tests that reload them restore the built-in data).
 VOCABULARY_TABLES = {"licenses", "license_aliases", "funders", "grants"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Fixtures that start the real server (gunicorn over TLS): seconds each, so their tests are `slow`.
+LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """PostgreSQL runs share one database that every test empties: two processes would empty it under each other."""
+    parallel = getattr(config.option, "numprocesses", None) not in (None, 0)
+    if TEST_DATABASE_URL and parallel and not hasattr(config, "workerinput"):
+        raise pytest.UsageError("TEST_DATABASE_URL: the tests share one database, run them in one process (-n 0)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on a live server and end-to-end tests are `slow` (before `-m "not slow"` deselects), wherever they are."""
+    for item in items:
+        if LIVE_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -35,13 +52,13 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     if TEST_DATABASE_URL:
         db = open_database(TEST_DATABASE_URL)
         upgrade(db)
-        load_vocabularies(db)  # kept by _empty_postgres
+        loader.load(db)  # kept by _empty_postgres
         db.dispose()
         return TEST_DATABASE_URL
     path = str(tmp_path_factory.mktemp("template") / "template.db")
     db = open_database(f"sqlite:///{path}")
     upgrade(db)
-    load_vocabularies(db)  # the built-in licenses, funders and grants, as create_app would load them
+    loader.load(db)  # the built-in licenses, funders and grants, as create_app would load them
     with db.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     db.dispose()
@@ -82,6 +99,10 @@ def make_settings(tmp_path, database_url: str) -> Callable[..., Settings]:  # ty
             # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
             "BACKGROUND_WORKER": False,
         }
+        if "DATABASE_URL" not in overrides:
+            # A copy of the migrated template: create_app's start-up migration would find nothing to do, after
+            # loading every migration script (~10 ms an app). A test's own database migrates as configured.
+            values["AUTO_MIGRATE"] = "false"
         values.update(overrides)
         return Settings.build(**values)
 
@@ -110,10 +131,10 @@ def client(app):  # type: ignore[no-untyped-def]
 def make_token(app) -> Callable[..., str]:  # type: ignore[no-untyped-def]
     """Create a user (by e-mail) and a token with the given scopes; returns the token."""
 
-    def make(email: str = "owner@example.org", scopes: tuple[str, ...] = accounts.SCOPES) -> str:
+    def make(email: str = "owner@example.org", scopes: tuple[str, ...] = SCOPES) -> str:
         with app.extensions["repository"].db.write() as conn:
-            user_id = accounts.create_user(conn, email)
-            return accounts.create_token(conn, user_id, list(scopes))[1]
+            user_id = create_user(conn, email)
+            return create_token(conn, user_id, list(scopes))[1]
 
     return make
 

@@ -1,4 +1,4 @@
-"""The benchmark corpus and its bulk load path, and `scripts/bench.py --quick` (runs and writes its report; no
+"""The benchmark corpus and its bulk load path, and `bench/bench.py --quick` (runs and writes its report; no
 figure is asserted: timings belong to the benchmark, never to the test suite)."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from collections import Counter
 import pytest
 from sqlalchemy import func, select
 
+from bench.generate_corpus import Corpus, concepts, prepare
 from repository.files.buckets import FileStore
 from repository.indexing.bulk import BulkLoader, Concept
 from repository.metadata import validate_for_publish
-from repository.search.backend import open_search
+from repository.search.open import open_search
 from repository.storage import open_database
 from repository.storage.tables.deposits import buckets, community_requests, deposits, objects, records
 from repository.vocabularies.lookups import DatabaseLookups
 from repository.vocabularies.resource_types import UPLOAD_TYPES
-from scripts.generate_corpus import Corpus, concepts, prepare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,9 +70,9 @@ def test_generated_metadata_is_what_publish_accepts_and_stores(database_url: str
 
 def test_bulk_load_writes_what_publish_writes(app, client, make_token) -> None:  # type: ignore[no-untyped-def]
     services = app.extensions["repository"]
-    db, settings, search = services.db, services.settings, services.extras["search"]
+    db, settings, search = services.db, services.settings, services.search
     owner_ids = prepare(db, users=5, communities=4)
-    loader = BulkLoader(db, settings, search, services.extras["files"], file_threads=2)
+    loader = BulkLoader(db, settings, search, services.files, file_threads=2)
     generated = list(concepts((8, 5, 4), 60, owner_ids, jobs=0))
     assert sum(len(c.versions) for c in generated) == 60
     report = loader.load(generated, batch_records=25)
@@ -138,7 +138,7 @@ def test_bulk_load_into_a_repository_that_has_records_upserts_into_the_live_inde
 @pytest.mark.e2e
 def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
-    done = subprocess.run([sys.executable, "scripts/bench.py", "--quick", "--out", str(tmp_path)], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--out", str(tmp_path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     reports = list(tmp_path.glob("bench-*.json"))
@@ -156,9 +156,9 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
 def test_an_interrupted_load_resumes_where_it_stopped(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A load stopped after some batches (before its index swap) goes on with the next concept; the result is the
     corpus a single run loads, and the index built beside the live one is swapped in at the end."""
+    from bench import generate_corpus
     from repository.config import Settings
     from repository.storage.engine import close_all
-    from scripts import generate_corpus
 
     def titles(instance: str) -> tuple[list[str], dict[int, int]]:
         settings = Settings.build(INSTANCE_PATH=instance)

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from repository.errors import BadRequest, NotFound
 from repository.storage.tables.core import tokens, users
+from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 
 SCOPES = ("deposit:write", "deposit:actions")
@@ -44,7 +45,7 @@ def create_user(conn: Connection, email: str) -> int:
     existing = conn.execute(select(users.c.id).where(users.c.email == email)).scalar()
     if existing is not None:
         return existing
-    return conn.execute(insert(users).values(email=email, active=True, created=utcnow())).inserted_primary_key[0]
+    return inserted_id(conn.execute(insert(users).values(email=email, active=True, created=utcnow())))
 
 
 def get_user_by_email(conn: Connection, email: str) -> dict | None:
@@ -65,7 +66,7 @@ def parse_scopes(raw: str | list[str]) -> list[str]:
 def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = "token") -> tuple[int, str]:
     """Create a token; returns (token id, the token itself — shown this once only)."""
     token = secrets.token_urlsafe(32)  # 256 bits
-    token_id = conn.execute(
+    token_id = inserted_id(conn.execute(
         insert(tokens).values(
             user_id=user_id,
             name=name,
@@ -73,7 +74,7 @@ def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = 
             scopes=" ".join(parse_scopes(scopes)),
             created=utcnow(),
         )
-    ).inserted_primary_key[0]
+    ))
     return token_id, token
 
 

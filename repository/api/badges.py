@@ -7,9 +7,10 @@ import re
 
 from flask import Blueprint, Response, request
 from lxml import etree
+from werkzeug.wrappers import Response as BaseResponse
 
 from repository.errors import Gone, NotFound
-from repository.records import build as records_mod
+from repository.records.build import doi_state
 from repository.web.openapi import doc
 from repository.web.request import services
 
@@ -35,8 +36,8 @@ def _width(text: str) -> int:
 def badge_svg(label: str, value: str, color: str = "#1f73b7") -> bytes:
     """A two-part flat badge; `label` and `value` are text nodes written by lxml, so any text is escaped."""
     left, right = _width(label), _width(value)
-    svg = etree.Element(f"{{{SVG_NS}}}svg", nsmap={None: SVG_NS}, width=str(left + right), height="20",
-                        role="img", **{"aria-label": f"{label}: {value}"})  # fmt: skip
+    svg = etree.Element(f"{{{SVG_NS}}}svg", {"width": str(left + right), "height": "20", "role": "img",
+                                            "aria-label": f"{label}: {value}"}, nsmap={None: SVG_NS})  # fmt: skip
     etree.SubElement(svg, f"{{{SVG_NS}}}title").text = f"{label}: {value}"
     etree.SubElement(svg, f"{{{SVG_NS}}}rect", width=str(left), height="20", fill="#555")
     etree.SubElement(svg, f"{{{SVG_NS}}}rect", x=str(left), width=str(right), height="20", fill=color)
@@ -57,13 +58,13 @@ def badge_svg(label: str, value: str, color: str = "#1f73b7") -> bytes:
         "410": {"description": "Every record this DOI names was taken down"},
     },
 )
-def doi_badge(doi: str) -> Response:
+def doi_badge(doi: str) -> BaseResponse:
     """The badge of one of this repository's DOIs (a record's or a concept's): 404 for any other DOI."""
     doi = doi.lower()  # DOIs are case-insensitive; this repository keeps them in lower case
     if not _DOI.fullmatch(doi):
         raise NotFound("This repository has no record with that DOI.")
     with services().db.read() as conn:
-        state = records_mod.doi_state(conn, doi)
+        state = doi_state(conn, doi)
     if state is None:
         raise NotFound("This repository has no record with that DOI.")
     if state == "deleted":

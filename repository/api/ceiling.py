@@ -1,5 +1,5 @@
 """`/api/_ceiling`: a fixed 5 KB JSON answer through the whole app (hooks, identity, limiter), registered only
-with BENCH_CEILING_ENDPOINT=true. scripts/bench.py reports every figure as a ratio of its requests/s."""
+with BENCH_CEILING_ENDPOINT=true. bench/bench.py reports every figure as a ratio of its requests/s."""
 
 from __future__ import annotations
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, request
+from werkzeug.wrappers import Response as BaseResponse
 
-from repository.communities import store as communities
+from repository.communities import store
+from repository.storage import Row
 from repository.timeutil import http_date
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web.openapi import doc
-from repository.web.request import identity, json_body, json_response, require_scope, services
+from repository.web.request import caller, json_body, json_response, require_scope, services
 
 bp = Blueprint("communities", __name__, url_prefix="/api/communities")
 
@@ -31,16 +33,16 @@ BODY = {
 }
 SEARCH = [
     {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "Words in id, title, description."},
-    {"name": "sort", "in": "query", "schema": {"type": "string", "enum": list(communities.SORTS), "default": "ranking"},
+    {"name": "sort", "in": "query", "schema": {"type": "string", "enum": list(store.SORTS), "default": "ranking"},
      "description": "Order; prefix '-' to reverse."},
     {**openapi_parameters()[0]},
     {**openapi_parameters()[1], "schema": {**openapi_parameters()[1]["schema"], "default": 20}},
 ]  # fmt: skip
 
 
-def _response(row, status: int = 200) -> Response:  # type: ignore[no-untyped-def]
-    response = json_response(communities.to_json(row, services().settings.BASE_URL), status)
-    response.headers["ETag"] = communities.etag(row)
+def _response(row: Row, status: int = 200) -> Response:
+    response = json_response(store.to_json(row, services().settings.BASE_URL), status)
+    response.headers["ETag"] = store.etag(row)
     response.headers["Last-Modified"] = http_date(row.updated)
     return response
 
@@ -52,7 +54,7 @@ def create_community() -> Response:
     """Create a community owned by the caller; 401 for a guest, 400 on bad fields or a taken identifier."""
     data = json_body()
     with services().db.write() as conn:
-        row = communities.create(conn, identity().user_id, data)
+        row = store.create(conn, caller().user_id, data)
     return _response(row, 201)
 
 
@@ -63,7 +65,7 @@ def edit_community(identifier: str) -> Response:
     """Change the given fields of a community; 403 unless the caller owns it, 404 if unknown, 400 on bad fields."""
     data = json_body()
     with services().db.write() as conn:
-        row = communities.edit(conn, identifier, identity().user_id, data)
+        row = store.edit(conn, identifier, caller().user_id, data)
     return _response(row)
 
 
@@ -72,18 +74,18 @@ def edit_community(identifier: str) -> Response:
 def search_communities() -> Response:
     """Search communities (`q`), ordered by `sort` (ranking, newest, title); 400 on bad paging or sort."""
     page = parse_page(request.args, default_size=20)
-    sort = communities.parse_sort(request.args.get("sort"))
+    sort = store.parse_sort(request.args.get("sort"))
     with services().db.read() as conn:
-        rows, total = communities.search(conn, request.args.get("q"), sort, page)
+        rows, total = store.search(conn, request.args.get("q"), sort, page)
     base = services().settings.BASE_URL
-    hits = [communities.to_json(row, base) for row in rows]
+    hits = [store.to_json(row, base) for row in rows]
     return json_response(envelope(hits, total, page, base + "/api/communities/", request.args))
 
 
 @bp.get("/<identifier>")
 @doc(responses={"200": {"description": "A community (with ETag and Last-Modified)."}})
-def get_community(identifier: str) -> Response:
+def get_community(identifier: str) -> BaseResponse:
     """One community by its identifier (304 when `If-None-Match` matches its ETag); 404 if unknown."""
     with services().db.read() as conn:
-        row = communities.get(conn, identifier)
+        row = store.get(conn, identifier)
     return _response(row).make_conditional(request)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from repository.communities import requests as community_requests
+from repository.communities import inclusions
 from repository.web.openapi import doc
-from repository.web.request import identity, json_response, require_scope, services
+from repository.web.request import caller, json_response, require_scope, services
 
 bp = Blueprint("community_requests", __name__, url_prefix="/api/communities/<identifier>/requests")
 
@@ -19,15 +19,14 @@ def list_requests(identifier: str) -> Response:
     """The community's inclusion requests, oldest first (pending by default); its owner only."""
     base = services().settings.BASE_URL
     with services().db.read() as conn:
-        rows = community_requests.list_requests(conn, identifier, identity().user_id, request.args.get("status"))
-    return json_response([community_requests.request_json(r, base) for r in rows])
+        rows = inclusions.list_requests(conn, identifier, caller().user_id, request.args.get("status"))
+    return json_response([inclusions.request_json(r, base) for r in rows])
 
 
 def _decide(identifier: str, request_id: int, accept: bool) -> Response:
     with services().db.write() as conn:
-        row, _ = community_requests.decide(conn, identifier, request_id, identity().user_id, accept)
-    services().extras["indexer"].process_pending()  # membership shows in search and OAI-PMH at once
-    return json_response(community_requests.request_json(row, services().settings.BASE_URL))
+        row, _ = inclusions.decide(conn, identifier, request_id, caller().user_id, accept)
+    return json_response(inclusions.request_json(row, services().settings.BASE_URL))
 
 
 @bp.post("/<int:request_id>/accept")

@@ -11,9 +11,13 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
 from repository.datadesc import (
-    Report,
+    KINDS,
+    DocumentReport,
+    Kind,
+    checks,
     detect_kind,
     directory_files,
+    kind_named,
     query_preview,
     schema_bytes,
     validate_document,
@@ -31,15 +35,14 @@ from repository.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from repository.files import buckets as files
-from repository.records import build as records_mod
+from repository.files import buckets
 from repository.records.access import can_read_files
+from repository.records.build import get_record_rows
 from repository.web.openapi import doc
-from repository.web.request import identity, json_response, require_scope, services
+from repository.web.request import caller, identity, json_response, require_scope, services
 
 bp = Blueprint("datadesc", __name__)
 
-KINDS = ("software_corpus", "datapackage")
 RESERVED_ARGS = {"limit", "offset", "sort", "access_token", "prettyprint"}
 PREVIEW_PARAMS = [
     {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 20, "maximum": 1000}},
@@ -56,7 +59,7 @@ PREVIEW = {
 }
 
 
-def _find(objs: list[dict], file_id: str) -> dict:
+def _find(objs: list[buckets.ObjectRow], file_id: str) -> buckets.ObjectRow:
     """A file of the bucket by its id or, as the files interface allows, by its name."""
     for obj in objs:
         if obj["file_id"] == file_id or obj["key"] == file_id:
@@ -64,18 +67,18 @@ def _find(objs: list[dict], file_id: str) -> dict:
     raise NotFound("File not found.")
 
 
-def _deposit_file(dep_id: int, file_id: str) -> tuple[str, list[dict], dict]:
+def _deposit_file(dep_id: int, file_id: str) -> tuple[str, list[buckets.ObjectRow], buckets.ObjectRow]:
     """(bucket, its files, the file) of the caller's deposit; 404 for anyone else's."""
     with services().db.read() as conn:
-        dep = actions.get_deposit(conn, dep_id, identity().user_id)
-        objs = files.list_objects(conn, dep["bucket_id"])
+        dep = actions.get_deposit(conn, dep_id, caller().user_id)
+        objs = buckets.list_objects(conn, dep["bucket_id"])
     return dep["bucket_id"], objs, _find(objs, file_id)
 
 
-def _record_file(recid: int, file_id: str) -> tuple[str, list[dict], dict]:
+def _record_file(recid: int, file_id: str) -> tuple[str, list[buckets.ObjectRow], buckets.ObjectRow]:
     """(bucket, its files, the file) of a record whose files the caller may read; 404 otherwise, 410 if deleted."""
     with services().db.read() as conn:
-        found = records_mod.get_rows(conn, [recid])
+        found = get_record_rows(conn, [recid])
         if not found:
             raise NotFound("PID does not exist.")
         record = found[0]
@@ -83,22 +86,21 @@ def _record_file(recid: int, file_id: str) -> tuple[str, list[dict], dict]:
             raise Gone("PID has been deleted.")
         if not can_read_files(record, identity()):
             raise NotFound("The record's files are not available to you.")
-        objs = files.list_objects(conn, record["bucket_id"])
+        objs = buckets.list_objects(conn, record["bucket_id"])
     return record["bucket_id"], objs, _find(objs, file_id)
 
 
-def _report(bucket_id: str, objs: list[dict], obj: dict) -> Response:
+def _report(bucket_id: str, objs: list[buckets.ObjectRow], obj: buckets.ObjectRow) -> Response:
     """The file's validation report; a document never examined yet (a new version's), or whose tables were renamed,
     becomes pending now."""
     s = services()
     with s.db.read() as conn:
-        row = rows.get_row(conn, bucket_id, obj)
+        row = rows.get_validation_row(conn, bucket_id, obj)
     stale = row is not None and rows.is_stale(row, {o["key"]: o for o in objs})
-    if stale or (row is None and rows.sniff(s.extras["files"], obj) is not None):
+    if stale or (row is None and rows.sniff(s.files, obj) is not None):
         with s.db.write() as conn:
-            if rows.sync_bucket(conn, s.extras["files"], bucket_id, [obj["key"]]):
-                s.extras["validations"].kick()
-            row = rows.get_row(conn, bucket_id, obj)
+            checks.file_changed(conn, s.files, bucket_id, obj["key"])  # validated after the commit
+            row = rows.get_validation_row(conn, bucket_id, obj)
     if row is None:
         raise NotFound(
             f"{obj['key']!r} is not a data-description document (a datapackage.json, or a JSON file holding a "
@@ -107,11 +109,11 @@ def _report(bucket_id: str, objs: list[dict], obj: dict) -> Response:
     return json_response(rows.report_body(row))
 
 
-def _preview(objs: list[dict], obj: dict) -> Response:
+def _preview(objs: list[buckets.ObjectRow], obj: buckets.ObjectRow) -> Response:
     s = services()
     args = previews.page_args(request.args, RESERVED_ARGS)
-    types = previews.column_types(s.extras["files"], objs, obj) if previews.is_table(obj) else {}
-    db_path = previews.preview_db(s.settings.INSTANCE_PATH, s.extras["files"], obj, types)
+    types = previews.column_types(s.files, objs, obj) if previews.is_table(obj) else {}
+    db_path = previews.preview_db(s.settings.INSTANCE_PATH, s.files, obj, types)
     return json_response(query_preview(db_path, args["limit"], args["offset"], args["filters"], args["sort"]))
 
 
@@ -198,9 +200,10 @@ def validate() -> Response:
     DATADESC_VALIDATE_SECONDS of CPU time. A token holder's large request (over DATADESC_ASYNC_BYTES), or one
     sent with ?async=true or `Prefer: respond-async`, is validated whole in the background instead: 202 with a
     `Location` to poll."""
-    kind = request.args.get("kind") or None
-    if kind is not None and kind not in KINDS:
-        raise BadRequest(f"Unknown kind {kind!r}: use software_corpus or datapackage.")
+    given = request.args.get("kind") or None
+    kind = kind_named(given)
+    if given is not None and kind is None:
+        raise BadRequest(f"Unknown kind {given!r}: use software_corpus or datapackage.")
     wanted = _async_wanted()
     settings = services().settings
     length = request.content_length
@@ -248,7 +251,7 @@ def _in_background(wanted: bool | None, size: int) -> bool:
 
 
 def _jobs() -> Jobs:
-    return services().extras["validation_jobs"]
+    return services().validation_jobs
 
 
 def _job_url(job_id: str) -> str:
@@ -289,7 +292,7 @@ def validation_job(job_id: str) -> Response:
 
     404 to anyone else, and once the job is older than DATADESC_JOB_RETENTION seconds. 200 with `status: pending`
     while it runs, as the reports of deposit files; then the same report as the synchronous answer."""
-    job = _jobs().read(job_id, identity().user_id)  # type: ignore[union-attr]
+    job = _jobs().read(job_id, caller().user_id)
     if job is None:
         raise NotFound("No such validation job: unknown, expired, or submitted by someone else.")
     return json_response(Jobs.body(job, _job_url(job_id)))
@@ -312,7 +315,7 @@ def _too_large(limit: int, what: str) -> str:
             "there whatever their size.")  # fmt: skip
 
 
-def _answer(report: Report) -> Response:
+def _answer(report: DocumentReport) -> Response:
     """The report; a document nested past the bound of every JSON the service reads is refused with 400."""
     refused = [entry for entry in report.errors if entry.get("code") == "depth"]
     if refused:
@@ -320,7 +323,7 @@ def _answer(report: Report) -> Response:
     return json_response(report.to_dict())
 
 
-def _validate_multipart(kind: str | None, deadline: float, wanted: bool | None) -> Response:
+def _validate_multipart(kind: Kind | None, deadline: float, wanted: bool | None) -> Response:
     settings = services().settings
     limit = _request_limit(settings.MAX_MULTIPART_BYTES)
     if request.content_length is not None and request.content_length > limit:
@@ -355,7 +358,7 @@ def _validate_multipart(kind: str | None, deadline: float, wanted: bool | None) 
             size += (folder / name).stat().st_size
         if _in_background(wanted, size):
             return _submit(staged, kind, data, has_files=True)
-        return _answer(validate_document(kind, data, directory_files(folder), deadline))  # type: ignore[arg-type]
+        return _answer(validate_document(kind, data, directory_files(folder), deadline))
 
 
 @bp.get("/schemas/software-corpus.json")

@@ -10,28 +10,29 @@ from repository.datadesc import checks
 from repository.deposits import actions
 from repository.deposits.representation import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
-from repository.files import buckets as files
+from repository.files import buckets
+from repository.storage import Connection
 from repository.web.openapi import doc
-from repository.web.request import identity, json_body, json_response, require_scope, services
+from repository.web.request import caller, json_body, json_response, require_scope, services
 
 bp = Blueprint("deposit_files", __name__, url_prefix="/api/deposit/depositions/<int:dep_id>/files")
 
 MULTIPART_OVERHEAD = 64 * 1024  # form fields and boundaries around the file itself
 
 
-def _deposit(conn, dep_id: int) -> dict:  # type: ignore[no-untyped-def]
-    return actions.get_deposit(conn, dep_id, identity().user_id)
+def _deposit(conn: Connection, dep_id: int) -> dict:
+    return actions.get_deposit(conn, dep_id, caller().user_id)
 
 
-def _find(conn, dep: dict, file_id: str) -> dict:  # type: ignore[no-untyped-def]
+def _find(conn: Connection, dep: dict, file_id: str) -> buckets.ObjectRow:
     """A file of the deposit by its id or, as the reference allows, by its name."""
-    for obj in files.list_objects(conn, dep["bucket_id"]):
+    for obj in buckets.list_objects(conn, dep["bucket_id"]):
         if obj["file_id"] == file_id or obj["key"] == file_id:
             return obj
     raise NotFound("File not found.")
 
 
-def _file(dep: dict, obj: dict) -> dict:
+def _file(dep: dict, obj: buckets.ObjectRow) -> dict:
     return file_json(services().settings.BASE_URL, dep["id"], dep["bucket_id"], obj)
 
 
@@ -41,7 +42,7 @@ def list_files(dep_id: int) -> Response:
     """The deposition's files, in their set order."""
     with services().db.read() as conn:
         dep = _deposit(conn, dep_id)
-        return json_response([_file(dep, o) for o in files.list_objects(conn, dep["bucket_id"])])
+        return json_response([_file(dep, o) for o in buckets.list_objects(conn, dep["bucket_id"])])
 
 
 @bp.post("/")
@@ -64,13 +65,13 @@ def list_files(dep_id: int) -> Response:
 )
 def upload(dep_id: int) -> Response:
     """Upload one file (multipart `file`, with `name` or `filename`) of at most 100 MB; 413 beyond."""
-    settings, store = services().settings, services().extras["files"]
+    settings, store = services().settings, services().files
     limit = settings.MAX_MULTIPART_BYTES
     if request.content_length is not None and request.content_length > limit + MULTIPART_OVERHEAD:
         raise PayloadTooLarge(f"The file is larger than the limit of {limit} bytes of this interface; use the bucket.")
     with services().db.read() as conn:
         dep = _deposit(conn, dep_id)
-        files.get_bucket(conn, dep["bucket_id"])
+        buckets.get_bucket(conn, dep["bucket_id"])
     if request.mimetype != "multipart/form-data":
         shown = request.mimetype or "none"
         raise UnsupportedMediaType(
@@ -87,11 +88,11 @@ def upload(dep_id: int) -> Response:
     key = secure_filename(name or upload.filename or "")
     if not key:
         raise BadRequest("A file name is needed: send it in `name`.", errors=[{"field": "name", "message": "Missing name."}])
-    key = files.check_key(key)
+    key = buckets.check_key(key)
     stored = store.write(upload.stream, limit=limit)
     try:
         with services().db.write() as conn:
-            obj, _ = files.put_object(conn, dep["bucket_id"], key, stored, replace=False)
+            obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False)
             checks.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:
         store.remove(stored.uri)
@@ -111,8 +112,8 @@ def sort_files(dep_id: int) -> Response:
         raise BadRequest("Wrong file on input: send an array of objects with the file ids, e.g. [{\"id\": \"...\"}].")
     with services().db.write() as conn:
         dep = _deposit(conn, dep_id)
-        files.reorder(conn, dep["bucket_id"], [item["id"] for item in body])
-        return json_response([_file(dep, o) for o in files.list_objects(conn, dep["bucket_id"])])
+        buckets.reorder(conn, dep["bucket_id"], [item["id"] for item in body])
+        return json_response([_file(dep, o) for o in buckets.list_objects(conn, dep["bucket_id"])])
 
 
 @bp.get("/<file_id>")
@@ -135,7 +136,7 @@ def rename_file(dep_id: int, file_id: str) -> Response:
         raise BadRequest("Wrong file on input: send {\"name\": \"<new file name>\"}.")
     with services().db.write() as conn:
         dep = _deposit(conn, dep_id)
-        obj = files.rename_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"], secure_filename(new))
+        obj = buckets.rename_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"], secure_filename(new))
         return json_response(_file(dep, obj))
 
 
@@ -144,10 +145,10 @@ def rename_file(dep_id: int, file_id: str) -> Response:
 @doc(responses={"204": {"description": "Deleted."}})
 def delete_file(dep_id: int, file_id: str) -> Response:
     """Delete a file: 204; 403 once the deposition is published; 404 if absent."""
-    store = services().extras["files"]
+    store = services().files
     with services().db.write() as conn:
         dep = _deposit(conn, dep_id)
-        freed = files.delete_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"])
-        files.release_files(conn, store, [freed])
+        freed = buckets.delete_object(conn, dep["bucket_id"], _find(conn, dep, file_id)["key"])
+        buckets.release_files(conn, store, [freed])
         checks.file_changed(conn, store, dep["bucket_id"])
     return Response(status=204)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import Blueprint, Response, request
 
-from repository.deposits import actions as deposits
-from repository.deposits import representation
+from repository.deposits import actions, representation
 from repository.deposits.listing import list_deposits
 from repository.errors import BadRequest
 from repository.files.buckets import release_files
+from repository.storage import Connection
 from repository.web.openapi import doc
-from repository.web.request import identity, json_body, json_response, require_scope, services
+from repository.web.request import caller, json_body, json_response, require_scope, services
+
+if TYPE_CHECKING:
+    from repository.vocabularies.lookups import DatabaseLookups
 
 
-def _lookups(conn):  # type: ignore[no-untyped-def]
+def _lookups(conn: Connection) -> DatabaseLookups:
     from repository.vocabularies.lookups import DatabaseLookups
 
     return DatabaseLookups(conn)
@@ -41,20 +46,13 @@ def _render(dep_id: int, status: int, headers: dict | None = None) -> Response:
     return json_response(body, status, headers)
 
 
-def _after_commit() -> None:
-    """Apply the outbox right away, so a published record is searchable when the response is sent."""
-    indexer = services().extras.get("indexer")
-    if indexer is not None:
-        indexer.process_pending()
-
-
 @bp.get("/")
 @require_scope()
 @doc(parameters=LIST_PARAMS, responses={"200": {"description": "A bare array of the caller's depositions."}})
 def list_view() -> Response:
     """List the caller's depositions (a bare array), with q, status, sort, page, size and all_versions."""
     with services().db.read() as conn:
-        rows, links = list_deposits(conn, services().settings, identity().user_id, request.args)
+        rows, links = list_deposits(conn, services().settings, caller().user_id, request.args)
         body = representation.render_many(conn, services().settings, rows)
     return json_response(body, headers={"Link": links} if links else None)
 
@@ -68,8 +66,8 @@ def create_view() -> Response:
     if not isinstance(body, dict):
         raise BadRequest("The body must be a JSON object: {} or {\"metadata\": {...}}.")
     with services().db.write() as conn:
-        ctx = deposits.Context(services().settings, _lookups(conn))
-        dep_id = deposits.create(conn, ctx, identity().user_id, body.get("metadata", {}) if body else {})
+        ctx = actions.Context(services().settings, _lookups(conn))
+        dep_id = actions.create(conn, ctx, caller().user_id, body.get("metadata", {}) if body else {})
     location = f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}"
     return _render(dep_id, 201, {"Location": location})
 
@@ -79,7 +77,7 @@ def create_view() -> Response:
 def get_view(dep_id: int) -> Response:
     """One of the caller's depositions; 404 for anyone else's."""
     with services().db.read() as conn:
-        deposits.get_deposit(conn, dep_id, identity().user_id)
+        actions.get_deposit(conn, dep_id, caller().user_id)
     return _render(dep_id, 200)
 
 
@@ -90,8 +88,8 @@ def update_view(dep_id: int) -> Response:
     """Replace the metadata (`{"metadata": {...}}`) of a draft or of a deposition being edited."""
     body = json_body()
     with services().db.write() as conn:
-        ctx = deposits.Context(services().settings, _lookups(conn))
-        deposits.update_metadata(conn, ctx, dep_id, identity().user_id, body)
+        ctx = actions.Context(services().settings, _lookups(conn))
+        actions.update_metadata(conn, ctx, dep_id, caller().user_id, body)
     return _render(dep_id, 200)
 
 
@@ -100,9 +98,9 @@ def update_view(dep_id: int) -> Response:
 @doc(responses={"201": {"description": "Deleted (empty body)."}})
 def delete_view(dep_id: int) -> Response:
     """Delete an unpublished deposition: 201 with an empty body; 403 once published; 404 if absent."""
-    store = services().extras["files"]
+    store = services().files
     with services().db.write() as conn:
-        freed = deposits.delete_deposit(conn, dep_id, identity().user_id)
+        freed = actions.delete_deposit(conn, dep_id, caller().user_id)
     with services().db.write() as conn:
         release_files(conn, store, freed)
     return Response(status=201)
@@ -114,9 +112,8 @@ def delete_view(dep_id: int) -> Response:
 def publish_view(dep_id: int) -> Response:
     """Publish: needs every required field and at least one file; creates the record and its DOI. 202."""
     with services().db.write() as conn:
-        ctx = deposits.Context(services().settings, _lookups(conn))
-        deposits.publish(conn, ctx, dep_id, identity().user_id)
-    _after_commit()
+        ctx = actions.Context(services().settings, _lookups(conn))
+        actions.publish(conn, ctx, dep_id, caller().user_id)
     return _render(dep_id, 202)
 
 
@@ -127,7 +124,7 @@ def edit_view(dep_id: int) -> Response:
     """Unlock a published deposition's metadata: 201; 400 if not published or already being edited; 409 while
     the record is being integrated."""
     with services().db.write() as conn:
-        deposits.edit(conn, dep_id, identity().user_id)
+        actions.edit(conn, dep_id, caller().user_id)
     return _render(dep_id, 201)
 
 
@@ -137,7 +134,7 @@ def edit_view(dep_id: int) -> Response:
 def discard_view(dep_id: int) -> Response:
     """Drop the changes of the edit session: 201; 400 when not being edited."""
     with services().db.write() as conn:
-        deposits.discard(conn, dep_id, identity().user_id)
+        actions.discard(conn, dep_id, caller().user_id)
     return _render(dep_id, 201)
 
 
@@ -147,6 +144,6 @@ def discard_view(dep_id: int) -> Response:
 def newversion_view(dep_id: int) -> Response:
     """Create a new-version draft of the latest version (files snapshotted, no bytes copied). 201, the original."""
     with services().db.write() as conn:
-        ctx = deposits.Context(services().settings, _lookups(conn))
-        deposits.newversion(conn, ctx, dep_id, identity().user_id)
+        ctx = actions.Context(services().settings, _lookups(conn))
+        actions.newversion(conn, ctx, dep_id, caller().user_id)
     return _render(dep_id, 201)

@@ -9,21 +9,17 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, Response, request
-from flask.blueprints import BlueprintSetupState
-from sqlalchemy import select, update
 from werkzeug.routing import PathConverter
 
 from repository.datadesc import checks
 from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound
-from repository.files import buckets as files
-from repository.files import digests
+from repository.files import buckets, digests, owners
 from repository.files.downloads import send_object
-from repository.records.access import can_read_files
-from repository.storage.tables.deposits import deposits, records
+from repository.records import stats
 from repository.timeutil import isoformat
 from repository.web.openapi import doc
-from repository.web.request import identity, json_response, require_scope, services
+from repository.web.request import caller, identity, json_response, require_scope, services
 
 bp = Blueprint("files", __name__, url_prefix="/api/files")
 
@@ -34,38 +30,7 @@ class KeyConverter(PathConverter):
     regex = "[^/][\\s\\S]*?"
 
 
-@bp.record_once
-def _register_converter(state: BlueprintSetupState) -> None:
-    state.app.url_map.converters.setdefault("key", KeyConverter)
-
-
-def _owner_bucket(conn, bucket_id: str) -> dict:  # type: ignore[no-untyped-def]
-    """The caller's deposit owning `bucket_id`; 404 for anyone else (403 on a record's locked bucket)."""
-    who = identity()
-    dep = conn.execute(select(deposits).where(deposits.c.bucket_id == bucket_id)).mappings().first()
-    if dep is not None and dep["owner_id"] == who.user_id:
-        return dict(dep)
-    rec = conn.execute(select(records.c.owner_id).where(records.c.bucket_id == bucket_id)).first()
-    if rec is not None and rec.owner_id == who.user_id:
-        raise Forbidden("Bucket is locked for modifications.")
-    raise NotFound("Bucket does not exist.")
-
-
-def _readable_bucket(conn, bucket_id: str) -> dict | None:  # type: ignore[no-untyped-def]
-    """The record owning a readable bucket, None for the caller's own deposit bucket; 404 otherwise."""
-    who = identity()
-    rec = conn.execute(select(records).where(records.c.bucket_id == bucket_id)).mappings().first()
-    if rec is not None:
-        if can_read_files(dict(rec), who):
-            return dict(rec)
-        raise NotFound("The file does not exist.")
-    dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
-    if dep is None or who is None or dep.owner_id != who.user_id:
-        raise NotFound("The file does not exist.")
-    return None
-
-
-def _version(obj: dict) -> dict:
+def _version(obj: buckets.ObjectRow) -> buckets.ObjectRow:
     """`obj` unless `?versionId=` names another version: a replaced version is not kept, so that is a 404 (never
     other bytes under a version id)."""
     wanted = request.args.get("versionId")
@@ -86,7 +51,7 @@ def put_object(bucket_id: str, key: str) -> Response:
     400 for a bad name, a `Content-Range` (a partial body is never stored as a whole file: RFC 9110 §14.4) or a
     `Content-MD5`/`Content-Digest` that is malformed or differs from the bytes received (nothing is stored);
     403 once locked."""
-    key = files.upload_key(key)
+    key = buckets.upload_key(key)
     if "Content-Range" in request.headers:
         raise BadRequest(
             "A PUT stores a whole file: Content-Range (a partial body) is not accepted. Send the whole file.",
@@ -96,19 +61,19 @@ def put_object(bucket_id: str, key: str) -> Response:
         # Werkzeug would read such a body as empty: an acknowledged upload must never be other bytes.
         raise BadRequest("Malformed Content-Length header.", errors=[{"field": "Content-Length", "message": "Invalid."}])
     expected = digests.expected_digests(request.headers)
-    store = services().extras["files"]
+    store = services().files
     with services().db.read() as conn:
-        _owner_bucket(conn, bucket_id)
-        if files.get_bucket(conn, bucket_id)["locked"]:
+        owners.writable_deposit(conn, bucket_id, caller())
+        if buckets.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
     body = digests.HashingReader(request.stream, list(expected)) if expected else request.stream
     stored = store.write(body)
     try:
         digests.verify(expected, stored.checksum.removeprefix("md5:"), body)
         with services().db.write() as conn:
-            obj, replaced = files.put_object(conn, bucket_id, key, stored)
+            obj, replaced = buckets.put_object(conn, bucket_id, key, stored)
             if replaced:
-                files.release_files(conn, store, [replaced])
+                buckets.release_files(conn, store, [replaced])
             checks.file_changed(conn, store, bucket_id, key)
     except BaseException:
         store.remove(stored.uri)
@@ -122,9 +87,9 @@ def get_bucket(bucket_id: str) -> Response:
     """The bucket with its file objects (`contents`)."""
     base = services().settings.BASE_URL
     with services().db.read() as conn:
-        _readable_bucket(conn, bucket_id)
-        bucket = files.get_bucket(conn, bucket_id)
-        objs = files.list_objects(conn, bucket_id)
+        owners.readable_record(conn, bucket_id, identity())
+        bucket = buckets.get_bucket(conn, bucket_id)
+        objs = buckets.list_objects(conn, bucket_id)
     url = f"{base}/api/files/{bucket_id}"
     return json_response(
         {
@@ -157,16 +122,11 @@ def download(bucket_id: str, key: str) -> Response:
     """Download a file; open records to everyone, others to their owner only (404 to the rest). With
     `?versionId=` only that version's bytes, 404 once it is no longer kept."""
     with services().db.read() as conn:
-        record = _readable_bucket(conn, bucket_id)
-        obj = _version(files.get_object(conn, bucket_id, key))
-    response = send_object(services().extras["files"], obj, as_attachment="download" in request.args)
+        record = owners.readable_record(conn, bucket_id, identity())
+        obj = _version(buckets.get_object(conn, bucket_id, key))
+    response = send_object(services().files, obj, as_attachment="download" in request.args)
     if record is not None and request.method == "GET" and response.status_code in (200, 206):
-        with services().db.write() as conn:
-            conn.execute(
-                update(records)
-                .where(records.c.id == record["id"])
-                .values(downloads=records.c.downloads + 1, volume=records.c.volume + (response.content_length or 0))
-            )
+        stats.count_download(services().db, record["id"], response.content_length or 0)
     return response
 
 
@@ -176,11 +136,11 @@ def download(bucket_id: str, key: str) -> Response:
 def delete_object(bucket_id: str, key: str) -> Response:
     """Remove a file from a draft's bucket: 204; 403 once locked; 404 if absent (or `?versionId=` names a
     version that is not the current one)."""
-    store = services().extras["files"]
+    store = services().files
     with services().db.write() as conn:
-        _owner_bucket(conn, bucket_id)
-        key = _version(files.get_object(conn, bucket_id, key))["key"]
-        freed = files.delete_object(conn, bucket_id, key)
-        files.release_files(conn, store, [freed])
+        owners.writable_deposit(conn, bucket_id, caller())
+        key = _version(buckets.get_object(conn, bucket_id, key))["key"]
+        freed = buckets.delete_object(conn, bucket_id, key)
+        buckets.release_files(conn, store, [freed])
         checks.file_changed(conn, store, bucket_id, key)
     return Response(status=204)

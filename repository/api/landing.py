@@ -4,10 +4,10 @@ and a deposition's page, which points its owner at the API."""
 from __future__ import annotations
 
 from flask import Blueprint, Response, redirect, render_template
+from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
-from repository.records import build as records_mod
-from repository.records.access import can_read_files
+from repository.records import read
 from repository.records.render_context import render_context
 from repository.web.request import identity, services
 
@@ -30,21 +30,15 @@ def script_safe(json_text: str) -> str:
 
 
 @bp.get("/records/<int:recid>")
-def record_page(recid: int) -> Response:
+def record_page(recid: int) -> BaseResponse:
     """The record's landing page (HTML); a concept id redirects to the latest version."""
-    from repository.api.records import Moved, record_row
-    from repository.vocabularies.lookups import DatabaseLookups
-
     s = services()
     try:
-        row = record_row(recid)
-    except Moved as moved:
+        found = read.read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, identity())
+    except read.Moved as moved:
         return redirect(f"{s.settings.BASE_URL}/records/{moved.recid}", 301)
-    with s.db.read() as conn:
-        record = records_mod.build_records(
-            conn, s.settings, DatabaseLookups(conn), [row], with_files=can_read_files(row, identity())
-        )[0]
-    s.extras["stats"].view(recid)
+    record = found.record
+    assert record is not None  # no ETag to match: always read
     jsonld = script_safe(serializers.REGISTRY["jsonld"].render(record, render_context(s.settings, s.db)).decode())
     html = render_template(
         "record.html", record=record, m=record["metadata"], jsonld=jsonld, exports=EXPORTS,
@@ -54,14 +48,13 @@ def record_page(recid: int) -> Response:
 
 
 @bp.get("/records/<int:recid>/latest")
-def latest_page(recid: int) -> Response:
+def latest_page(recid: int) -> BaseResponse:
     """`links.latest_html`: 302 to the page of the newest published version of the record's concept."""
-    from repository.api.records import newest_version
-
-    return redirect(f"{services().settings.BASE_URL}/records/{newest_version(recid)}", 302)
+    newest = read.newest_version(services().db, recid)
+    return redirect(f"{services().settings.BASE_URL}/records/{newest}", 302)
 
 
 @bp.get("/deposit/<int:dep_id>")
-def deposit_page(dep_id: int) -> Response:
+def deposit_page(dep_id: int) -> BaseResponse:
     """A deposition's page: drafts are edited through the API, so this points at its API resource."""
     return redirect(f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}", 303)

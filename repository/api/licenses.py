@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-
 from flask import Blueprint, Response, request
-from flask.blueprints import BlueprintSetupState
-from sqlalchemy.exc import SQLAlchemyError
 
 from repository.vocabularies import licenses
 from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
-from repository.vocabularies.loader import ensure_loaded
 from repository.web.openapi import doc
 from repository.web.request import json_response, services
 from serializers.negotiation import parse_accept
 
 bp = Blueprint("licenses", __name__, url_prefix="/api/licenses")
-log = logging.getLogger(__name__)
 
 Q = {"name": "q", "in": "query", "schema": {"type": "string"},
      "description": "Words to find in id and title, in the query-string syntax of record search (AND, OR, NOT, "
@@ -33,16 +27,6 @@ def wants_array(accept: str | None) -> bool:
         if media.endswith("*") or media in ENVELOPE_TYPES:
             return False
     return False
-
-
-@bp.record_once
-def load_builtin_vocabularies(state: BlueprintSetupState) -> None:
-    """At start-up, fill empty vocabulary tables with the built-in data, so the embedded shape needs no step."""
-    try:
-        ensure_loaded(state.app.extensions["repository"].db)
-    except SQLAlchemyError as exc:
-        # The scaled shape migrates separately: a server started first must still come up.
-        log.warning("vocabularies not loaded (%s); run scripts/migrate.py and scripts/load_vocabularies.py", exc)
 
 
 @bp.get("/")

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-
 from flask import Blueprint, Flask, Response, request
 
 from repository.config import Settings
 from repository.oai import handle
 from repository.oai.response import MIMETYPE
-from repository.timeutil import utcnow
 from repository.web.openapi import doc
 from repository.web.ratelimit import RateLimiter
 from repository.web.request import services
@@ -33,11 +29,6 @@ PARAMETERS = [
 ]  # fmt: skip
 
 
-def clock() -> Callable[[], datetime]:
-    """The service's clock (tests put a controllable one in `extras["clock"]`)."""
-    return services().extras.get("clock", utcnow)
-
-
 @bp.route("/oai2d", methods=["GET", "POST"])
 @doc(
     tags=["oai"],
@@ -57,7 +48,7 @@ def endpoint() -> Response:
     s = services()
     args = (request.form if request.method == "POST" else request.args).copy()
     args.poplist("access_token")  # the service's own authentication parameter is not an OAI argument
-    body, status = handle(args, s.db, s.settings, s.extras["secret"], clock())
+    body, status = handle(args, s.db, s.settings, s.secret, s.clock)
     return Response(body, status=status, content_type=MIMETYPE)
 
 

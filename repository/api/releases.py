@@ -13,15 +13,12 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from flask import Blueprint, Response, request
-from flask.blueprints import BlueprintSetupState
-from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Conflict, PayloadTooLarge, Unauthorized
 from repository.jsonlimits import ShapeError, loads_bounded
 from repository.releases import store
-from repository.releases.ingest import ReleaseWorker
 from repository.web.openapi import doc
-from repository.web.request import identity, json_body, json_response, require_scope, services
+from repository.web.request import caller, json_body, json_response, require_scope, services
 
 bp = Blueprint("releases", __name__, url_prefix="/api/releases")
 
@@ -36,13 +33,6 @@ ENABLE_BODY = {"content": {"application/json": {"schema": {
         "token": {"type": "string", "description": "A platform access token, for a private repository."},
     },
 }}}}  # fmt: skip
-
-
-@bp.record_once
-def install_worker(state: BlueprintSetupState) -> None:
-    """One release worker per application (its thread starts with the first release)."""
-    services_ = state.app.extensions["repository"]
-    services_.extras["releases"] = ReleaseWorker(services_)
 
 
 def _base() -> str:
@@ -62,12 +52,8 @@ def enable_repository() -> Response:
     token = body.get("token")
     if token is not None and not isinstance(token, str):
         raise BadRequest("The token must be a string.")
-    try:
-        with services().db.write() as conn:
-            repo = store.enable(conn, identity().user_id, body.get("platform", "github"), body.get("repository"),
-                                token)  # fmt: skip
-    except IntegrityError:  # enabled by someone else at the same moment
-        raise Conflict("The repository was enabled by another request at the same time; retry.") from None
+    with services().db.write() as conn:
+        repo = store.enable(conn, caller().user_id, body.get("platform", "github"), body.get("repository"), token)
     location = store.repository_json(repo, _base())["links"]["self"]
     return json_response(store.repository_json(repo, _base(), secret=True), 201, {"Location": location})
 
@@ -77,7 +63,7 @@ def enable_repository() -> Response:
 def list_repositories() -> Response:
     """The caller's repositories (without secrets)."""
     with services().db.read() as conn:
-        rows = store.list_repositories(conn, identity().user_id)
+        rows = store.list_repositories(conn, caller().user_id)
     return json_response([store.repository_json(row, _base()) for row in rows])
 
 
@@ -86,7 +72,7 @@ def list_repositories() -> Response:
 def get_repository(repo_id: int) -> Response:
     """One of the caller's repositories; 404 for anyone else's."""
     with services().db.read() as conn:
-        repo = store.get_repository(conn, repo_id, identity().user_id)
+        repo = store.get_repository(conn, repo_id, caller().user_id)
     return json_response(store.repository_json(repo, _base()))
 
 
@@ -96,7 +82,7 @@ def get_repository(repo_id: int) -> Response:
 def disable_repository(repo_id: int) -> Response:
     """Stop archiving the repository's releases (204); published versions stay."""
     with services().db.write() as conn:
-        store.disable(conn, repo_id, identity().user_id)
+        store.disable(conn, repo_id, caller().user_id)
     return Response(status=204)
 
 
@@ -106,7 +92,7 @@ def disable_repository(repo_id: int) -> Response:
 def list_releases(repo_id: int) -> Response:
     """The repository's releases with their status (received, processing, published, failed) and errors."""
     with services().db.read() as conn:
-        store.get_repository(conn, repo_id, identity().user_id)
+        store.get_repository(conn, repo_id, caller().user_id)
         rows = store.list_releases(conn, repo_id)
     return json_response([store.release_json(row, _base()) for row in rows])
 
@@ -116,7 +102,7 @@ def list_releases(repo_id: int) -> Response:
 def get_release(repo_id: int, release_id: int) -> Response:
     """One release and its status."""
     with services().db.read() as conn:
-        store.get_repository(conn, repo_id, identity().user_id)
+        store.get_repository(conn, repo_id, caller().user_id)
         row = store.get_release(conn, release_id, repo_id)
     return json_response(store.release_json(row, _base()))
 
@@ -127,10 +113,10 @@ def get_release(repo_id: int, release_id: int) -> Response:
 def retry_release(repo_id: int, release_id: int) -> Response:
     """Archive a failed release again (after fixing a token, or a platform outage): 202; 400 if it did not fail."""
     with services().db.write() as conn:
-        store.get_repository(conn, repo_id, identity().user_id)
+        store.get_repository(conn, repo_id, caller().user_id)
         store.retry(conn, release_id, repo_id)
         row = store.get_release(conn, release_id, repo_id)
-    services().extras["releases"].submit(release_id)
+    services().releases.submit(release_id)
     return json_response(store.release_json(row, _base()), 202)
 
 
@@ -158,15 +144,13 @@ def webhook(repo_id: int) -> Response:
     named = str((payload.get("repository") or {}).get("full_name") or "")
     if named.lower() != repo["name_key"]:
         raise BadRequest(f"The event is about {named or 'no repository'}, but this webhook is {repo['full_name']}'s.")
-    try:
-        with services().db.write() as conn:
-            release_id = store.receive(conn, repo, str(release.get("id") or release.get("tag_name")),
-                                       release.get("tag_name"))  # fmt: skip
-            row = store.get_release(conn, release_id)
-    except IntegrityError:  # the same release delivered twice at the same moment
-        raise Conflict(store.DUPLICATE) from None
-    services().extras["releases"].submit(release_id)
-    body = {"message": "Release received: it is being archived.", "release": store.release_json(row, _base())}
+    with services().db.write() as conn:
+        release_id = store.receive(conn, repo, str(release.get("id") or release.get("tag_name")),
+                                   release.get("tag_name"))  # fmt: skip
+        row = store.get_release(conn, release_id)
+    services().releases.submit(release_id)
+    body: dict[str, Any] = {"message": "Release received: it is being archived.",
+                            "release": store.release_json(row, _base())}
     return json_response(body, 202, {"Location": body["release"]["links"]["self"]})
 
 

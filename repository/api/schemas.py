@@ -7,7 +7,7 @@ from flask import Blueprint, Response, request
 from repository.errors import BadRequest, NotFound, PayloadTooLarge
 from repository.metadata import DoiPolicy
 from repository.metadata.jsonschema import deposit_metadata_json_schema
-from repository.releases import metafile_check as validator
+from repository.releases import metafile_check
 from repository.vocabularies.lookups import DatabaseLookups
 from repository.web.openapi import doc
 from repository.web.request import json_response, services
@@ -64,8 +64,8 @@ def validate_metadata_file() -> Response:
         raise PayloadTooLarge(f"The file is larger than {limit} bytes.")
     settings = services().settings
     with services().db.read() as conn:
-        report = validator.check_file(
-            name, data, DatabaseLookups(conn), validator.database_license_index(conn),
+        report = metafile_check.check_file(
+            name, data, DatabaseLookups(conn), metafile_check.database_license_index(conn),
             doi_policy=DoiPolicy(prefix=settings.doi_prefix),
         )  # fmt: skip
     body = report.to_dict()

@@ -6,11 +6,13 @@ import os
 
 from flask import Blueprint, Response, send_file
 
+from repository.config import Settings
 from repository.errors import NotFound
-from repository.files import buckets as files
 from repository.files.thumbnails import thumbnail
+from repository.records import read
 from repository.records.access import can_read_files
 from repository.web.openapi import doc
+from repository.web.ratelimit import RateLimiter
 from repository.web.request import identity, services
 
 bp = Blueprint("thumbnails", __name__, url_prefix="/api/records")
@@ -26,16 +28,11 @@ bp = Blueprint("thumbnails", __name__, url_prefix="/api/records")
 def record_thumbnail(recid: int, size: int) -> Response:
     """A PNG thumbnail (sizes 10, 50, 100, 250, 750, 1200) of an image record's first image file; 404 to those
     who may not read its files, 422 for an image too large to decode, 503 while the decoding slots are busy."""
-    from repository.api.records import record_row
-
-    row = record_row(recid)
-    if not can_read_files(row, identity()):
-        raise NotFound("The record's files are not available to you.")
-    with services().db.read() as conn:
-        images = [o for o in files.list_objects(conn, row["bucket_id"]) if o["mimetype"].startswith("image/")]
+    row, objs = read.readable_files(services().db, services().settings, recid, identity())
+    images = [o for o in objs if o["mimetype"].startswith("image/")]
     if not images:
         raise NotFound("The record has no image to show.")
-    settings, store = services().settings, services().extras["files"]
+    settings, store = services().settings, services().files
     path = thumbnail(store.path(images[0]["uri"]), images[0]["file_id"], size,
                      os.path.join(settings.INSTANCE_PATH, "thumbnails"),
                      max_pixels=settings.THUMBNAIL_MAX_PIXELS, concurrency=settings.THUMBNAIL_CONCURRENCY)  # fmt: skip
@@ -51,6 +48,6 @@ def record_thumbnail(recid: int, size: int) -> Response:
     return response
 
 
-def install_limits(limiter, settings) -> None:  # type: ignore[no-untyped-def]
+def install_limits(limiter: RateLimiter, settings: Settings) -> None:
     """Thumbnails have their own limit besides the application-wide one (call after registering)."""
     limiter.limit(settings.RATELIMIT_THUMBNAILS)(bp)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from repository.accounts import tokens as accounts
+from repository.accounts import tokens
 from repository.timeutil import isoformat
 from repository.web.openapi import doc
-from repository.web.request import identity, json_response, require_scope, services
+from repository.web.request import caller, json_response, require_scope, services
 
 bp = Blueprint("tokens", __name__, url_prefix="/api/tokens")
 
@@ -28,8 +28,8 @@ def _token_json(token: dict) -> dict:
 def list_tokens() -> Response:
     """List the caller's tokens: id, name, scopes, creation and revocation times. 401 without a token."""
     with services().db.read() as conn:
-        tokens = accounts.list_tokens(conn, identity().user_id)
-    return json_response([_token_json(t) for t in tokens])
+        listed = tokens.list_tokens(conn, caller().user_id)
+    return json_response([_token_json(t) for t in listed])
 
 
 @bp.delete("/<int:token_id>")
@@ -38,5 +38,5 @@ def list_tokens() -> Response:
 def revoke_token(token_id: int) -> Response:
     """Revoke one of the caller's tokens. 404 if it is not theirs or already revoked."""
     with services().db.write() as conn:
-        accounts.revoke_token(conn, token_id, identity().user_id)
+        tokens.revoke_token(conn, token_id, caller().user_id)
     return Response(status=204)

@@ -29,20 +29,22 @@ from .datapackage import (
 )
 from .jsonschemas import SCHEMA_FILES, load_schema, schema_bytes
 from .preview import MAX_LIMIT, build_preview_db, query_preview
-from .report import DocumentError, Kind, Report, parse_json, pending
+from .report import KINDS, DocumentError, DocumentReport, Kind, kind_named, parse_json, pending
 
 __all__ = [
     "DESCRIPTOR_NAME",
     "MAX_LIMIT",
     "SCHEMA_FILES",
+    "DocumentReport",
     "FileSource",
     "Files",
+    "KINDS",
     "Kind",
-    "Report",
     "build_preview_db",
     "detect_kind",
     "directory_files",
     "field_types_for",
+    "kind_named",
     "load_schema",
     "parse_json",
     "pending",
@@ -77,7 +79,7 @@ def detect_kind(filename: str, data: bytes) -> Kind | None:
 
 def validate_document(
     kind: Kind, data: bytes | dict[str, Any], files: Files | None = None, deadline: float | None = None
-) -> Report:
+) -> DocumentReport:
     """Validate a document of the given kind; `files` supplies the tables and codebook of a data package, whose
     rows are checked until `deadline` (a `time.thread_time()` value) when one is given."""
     if kind == "software_corpus":

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .jsonschemas import iter_field_errors
-from .report import MAX_ERRORS, Report, read_document
+from .report import MAX_ERRORS, DocumentReport, read_document
 
 
-def validate_software_corpus(doc: dict[str, Any] | bytes | str) -> Report:
+def validate_software_corpus(doc: dict[str, Any] | bytes | str) -> DocumentReport:
     """Validate a software corpus document (parsed, or raw JSON bytes/text); every violation has a field path."""
     parsed, failed = read_document("software_corpus", doc)
     if failed is not None:
@@ -20,7 +20,7 @@ def validate_software_corpus(doc: dict[str, Any] | bytes | str) -> Report:
             truncated = True
             break
         errors.append(entry)
-    return Report("software_corpus", errors, {**_counts(parsed), "truncated": truncated})
+    return DocumentReport("software_corpus", errors, {**_counts(parsed), "truncated": truncated})
 
 
 def _counts(doc: dict[str, Any]) -> dict[str, int]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .jsonschemas import iter_field_errors
-from .report import MAX_ERRORS, Report, read_document
+from .report import MAX_ERRORS, DocumentReport, read_document
 from .tables import FIELDS, check_table, time_limit_entry
 
 # Where the tables come from: a file name -> a local path or the bytes, or None when there is no such file.
@@ -20,7 +20,7 @@ DESCRIPTOR_NAME = "datapackage.json"
 
 def validate_datapackage(
     descriptor: dict[str, Any] | bytes | str, files: Files, deadline: float | None = None
-) -> Report:
+) -> DocumentReport:
     """Validate a descriptor against the profile, check its codebook exists and every CSV it names, row by row;
     tables only until `deadline` (a `time.thread_time()` value) when one is given."""
     parsed, failed = read_document("datapackage", descriptor)
@@ -70,7 +70,7 @@ def validate_datapackage(
         "rows_checked": rows,
         "truncated": truncated,
     }
-    return Report("datapackage", errors, summary)
+    return DocumentReport("datapackage", errors, summary)
 
 
 def table_names(descriptor: dict[str, Any]) -> list[str]:
@@ -101,13 +101,13 @@ def _column_names(resource: dict[str, Any]) -> list[str]:
     """The columns the descriptor declares, in its order; the seven of the spec when it declares none usable."""
     schema = resource.get("schema")
     fields = schema.get("fields") if isinstance(schema, dict) else None
-    names = [f.get("name") for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+    names: list[Any] = [f.get("name") for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
     names = [name for name in names if isinstance(name, str) and name]
     # Duplicate names would confuse the header check; the profile reports them.
     return list(dict.fromkeys(names)) or list(FIELDS)
 
 
-def _plain_name(name: Any) -> bool:
+def _plain_name(name: Any) -> TypeGuard[str]:
     """A bare file name: no folder part, no parent reference, no URL."""
     return (
         isinstance(name, str)

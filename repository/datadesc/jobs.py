@@ -38,6 +38,7 @@ from typing import Any
 from repository.ondemand import OnDemandThread
 
 from . import directory_files, pending, validate_document
+from .report import Kind
 
 log = logging.getLogger("repository.datadesc.jobs")
 
@@ -253,7 +254,7 @@ class Jobs(OnDemandThread):
             self.kick()
 
 
-def _failure(kind: str, message: str) -> dict[str, Any]:
+def _failure(kind: Kind, message: str) -> dict[str, Any]:
     return {**pending(kind), "status": "invalid", "errors": [{"field": "", "message": message, "code": "error"}],
             "summary": {"errors": 1}}  # fmt: skip
 

@@ -99,6 +99,8 @@ def _shown(value: Any) -> str:
 
 def _message(error: ValidationError) -> str:
     """A short message naming the rule; jsonschema's own can quote a whole document."""
+    value: Any
+    instance: Any  # jsonschema types both `Any | Unset`; an error of a keyword has them set
     keyword, value, instance = error.validator, error.validator_value, error.instance
     if keyword == "enum":
         return f"Must be one of: {', '.join(_shown(v) for v in value)} (got {_shown(instance)})."
@@ -122,11 +124,10 @@ def _message(error: ValidationError) -> str:
     if keyword == "maxItems":
         return f"Must have at most {value} item(s) (got {len(instance)})."
     if keyword == "uniqueItems":
-        seen: list[Any] = []
-        dupes = [item for item in instance if item in seen or seen.append(item)]
+        dupes = [item for index, item in enumerate(instance) if item in instance[:index]]
         return f"Items must be unique (repeated: {_shown(dupes[0]) if dupes else '?'})."
     if keyword == "contains":
-        name = error.validator_value.get("properties", {}).get("name", {}).get("const")
+        name = value.get("properties", {}).get("name", {}).get("const")
         if name:
             return f"The field {name!r} is missing."
     return error.message if len(error.message) <= 200 else error.message[:199] + "…"

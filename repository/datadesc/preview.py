@@ -108,18 +108,18 @@ def build_preview_db(
                 db = sqlite_utils.Database(conn)
                 columns: dict[str, Any] = {ROW_KEY: int}
                 columns.update({n: _PYTHON_TYPES.get(t, str) for n, t in zip(names, types, strict=True)})
-                db[TABLE].create(columns, pk=ROW_KEY)
-                db[COLUMNS_TABLE].create({"position": int, "name": str, "type": str}, pk="position")
-                db[COLUMNS_TABLE].insert_all(
+                db.table(TABLE).create(columns, pk=ROW_KEY)
+                db.table(COLUMNS_TABLE).create({"position": int, "name": str, "type": str}, pk="position")
+                db.table(COLUMNS_TABLE).insert_all(
                     {"position": i, "name": n, "type": t}
                     for i, (n, t) in enumerate(zip(names, types, strict=True))
                 )
                 kinds = [_PYTHON_TYPES.get(t) for t in types]
                 more: list[bool] = []
-                db[TABLE].insert_all(_rows(reader, names, kinds, more), batch_size=_BATCH)
-                db[INFO_TABLE].insert({"truncated": bool(more)})
+                db.table(TABLE).insert_all(_rows(reader, names, kinds, more), batch_size=_BATCH)
+                db.table(INFO_TABLE).insert({"truncated": bool(more)})
                 for name in names[:16]:
-                    db[TABLE].create_index([name])  # filters and sorts on a large table stay fast
+                    db.table(TABLE).create_index([name])  # filters and sorts on a large table stay fast
                 conn.commit()
         os.replace(tmp_name, db_path)
     except (csv.Error, UnicodeError) as exc:

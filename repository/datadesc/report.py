@@ -9,6 +9,12 @@ from typing import Any, Literal
 from repository.jsonlimits import ShapeError, loads_bounded
 
 Kind = Literal["software_corpus", "datapackage"]
+KINDS: tuple[Kind, ...] = ("software_corpus", "datapackage")
+
+
+def kind_named(name: str | None) -> Kind | None:
+    """The kind spelled `name` (`?kind=`, `--kind`), or None for no name or a word that is no kind."""
+    return next((kind for kind in KINDS if kind == name), None)
 
 # A report never grows without bound: after this many errors validation stops and says so.
 MAX_ERRORS = 1000
@@ -17,7 +23,7 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
-class Report:
+class DocumentReport:
     """The outcome of validating one document: its errors (each with a location) and a summary."""
 
     kind: Kind
@@ -89,18 +95,18 @@ def parse_json(data: bytes | str) -> Any:
         raise DocumentError({"message": f"Invalid JSON: {exc}.", "code": "json"}) from exc
 
 
-def read_document(kind: Kind, doc: dict[str, Any] | bytes | str) -> tuple[Any, Report | None]:
+def read_document(kind: Kind, doc: dict[str, Any] | bytes | str) -> tuple[Any, DocumentReport | None]:
     """The parsed document, or None and an invalid report when it is not JSON or not an object."""
     if isinstance(doc, bytes | str):
         if len(doc) > MAX_DOCUMENT_BYTES:
             message = f"The document is larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB."
-            return None, Report(kind, [{"field": "", "message": message, "code": "too-large"}])
+            return None, DocumentReport(kind, [{"field": "", "message": message, "code": "too-large"}])
         try:
             doc = parse_json(doc)
         except DocumentError as exc:
-            return None, Report(kind, [exc.entry])
+            return None, DocumentReport(kind, [exc.entry])
     if not isinstance(doc, dict):
-        return None, Report(
+        return None, DocumentReport(
             kind, [{"field": "", "message": "The document must be a JSON object.", "code": "type"}]
         )
     return doc, None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 import attrs
-from frictionless import Check, Checklist, Dialect, Resource, Schema, errors
+from frictionless import Check, Checklist, Dialect, Error, Resource, Schema, errors
 from frictionless.formats import CsvControl
 
 from .countries import country_code
@@ -37,7 +37,7 @@ class country_value(Check):  # noqa: N801 - frictionless names checks like their
     type = "country-value"
     Errors = [errors.ConstraintError]
 
-    def validate_row(self, row: Any) -> Iterable[errors.Error]:
+    def validate_row(self, row: Any) -> Iterable[Error]:
         """Yield a constraint error for a country cell that maps to no alpha-2 code."""
         if "country" not in row.field_names:
             return

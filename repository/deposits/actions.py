@@ -16,10 +16,11 @@ from repository.config import Settings
 from repository.datadesc import checks
 from repository.deposits import pids
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
-from repository.files import buckets as files
+from repository.files import buckets
+from repository.indexing import outbox
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
-from repository.records import build as records_mod
-from repository.storage.tables.deposits import concepts, deposits, outbox, records
+from repository.records.build import get_record_row, touch_versions
+from repository.storage.tables.deposits import concepts, deposits, records
 from repository.timeutil import utcnow
 
 
@@ -95,7 +96,7 @@ def create(conn: Connection, ctx: Context, owner_id: int, given: Any) -> int:
             editing=False,
             metadata=metadata,
             prereserved=_wants_reservation(given),
-            bucket_id=files.create_bucket(conn),
+            bucket_id=buckets.create_bucket(conn),
             created=now,
             modified=now,
             **_apply_doi(conn, ctx, dep, metadata, given),
@@ -142,7 +143,7 @@ def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
     if dep["status"] == "published":
         raise Forbidden("A published deposition cannot be deleted.")
     conn.execute(delete(deposits).where(deposits.c.id == dep_id))
-    freed = files.drop_bucket(conn, dep["bucket_id"])
+    freed = buckets.drop_bucket(conn, dep["bucket_id"])
     still_used = conn.execute(
         select(func.count()).select_from(records).where(records.c.conceptrecid == dep["conceptrecid"])
     ).scalar()
@@ -154,12 +155,8 @@ def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
     return freed
 
 
-def _queue(conn: Connection, kind: str, recid: int) -> None:
-    conn.execute(insert(outbox).values(kind=kind, recid=recid, created=utcnow(), attempts=0))
-
-
 def _file_errors(conn: Connection, dep: dict) -> list[dict]:
-    objs = files.list_objects(conn, dep["bucket_id"])
+    objs = buckets.list_objects(conn, dep["bucket_id"])
     if not objs:
         return [field_error("files", "Minimum one file must be provided.")]
     checksums = sorted(o["checksum"] for o in objs)
@@ -168,7 +165,7 @@ def _file_errors(conn: Connection, dep: dict) -> list[dict]:
             records.c.conceptrecid == dep["conceptrecid"], records.c.id != dep["id"]
         )
     ).scalars()
-    for objs_before in files.objects_of_buckets(conn, list(previous)).values():
+    for objs_before in buckets.objects_of_buckets(conn, list(previous)).values():
         if sorted(o["checksum"] for o in objs_before) == checksums:
             return [field_error("files", "New version's files must differ from all previous versions.")]
     return []
@@ -180,7 +177,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     if dep["status"] == "published" and not dep["editing"]:
         raise BadRequest("The deposition is already published.")
     # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after.
-    files.hold_bucket(conn, dep["bucket_id"])
+    buckets.hold_bucket(conn, dep["bucket_id"])
     dep["version_draft"] = is_version_draft(conn, dep)
     errors: list[dict] = []
     try:
@@ -207,7 +204,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 metadata=metadata,
                 doi=doi.lower(),
                 doi_external=dep["doi_external"],
-                bucket_id=files.snapshot(conn, dep["bucket_id"], locked=True),
+                bucket_id=buckets.snapshot(conn, dep["bucket_id"], locked=True),
                 revision=1,
                 integrated=dep["doi_external"],
                 embargo_until=_embargo_until(metadata),
@@ -218,7 +215,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 volume=0,
             )
         )
-        files.lock(conn, dep["bucket_id"])
+        buckets.lock(conn, dep["bucket_id"])
         checks.copy_to_record(conn, dep["bucket_id"], recid)
         if not dep["doi_external"]:
             conn.execute(
@@ -243,18 +240,18 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         .where(deposits.c.id == recid)
         .values(status="published", editing=False, metadata=metadata, modified=now)
     )
-    from repository.communities import requests
+    from repository.communities import inclusions
 
-    accepted = requests.accepted_communities(conn, [dep["conceptrecid"]])
-    requests.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata)
-    if dep["status"] == "draft" or accepted != requests.accepted_communities(conn, [dep["conceptrecid"]]):
+    accepted = inclusions.accepted_communities(conn, [dep["conceptrecid"]])
+    inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata)
+    if dep["status"] == "draft" or accepted != inclusions.accepted_communities(conn, [dep["conceptrecid"]]):
         # The other versions show the latest one, the count and the concept's communities: they changed too.
-        records_mod.touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
+        touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
     if not dep["doi_external"]:
-        _queue(conn, "register_doi", recid)
+        outbox.enqueue(conn, "register_doi", recid)
     siblings = version_ids(conn, dep["conceptrecid"])
     for sibling in siblings:
-        _queue(conn, "index", sibling)
+        outbox.enqueue(conn, "index", sibling)
     return siblings
 
 
@@ -282,10 +279,18 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
         raise BadRequest("Only a published deposition can be edited; this one is still in progress.")
     if dep["editing"]:
         raise BadRequest("The deposition is already being edited (state inprogress).")
-    record = records_mod.get_row(conn, dep_id)
+    record = get_record_row(conn, dep_id)
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))
+
+
+def _published_record(conn: Connection, recid: int) -> dict:
+    """The records row of a published version, which every publish writes."""
+    record = get_record_row(conn, recid)
+    if record is None:
+        raise LookupError(f"record {recid} is published but has no records row")
+    return record
 
 
 def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
@@ -293,7 +298,7 @@ def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if not dep["editing"]:
         raise BadRequest("The deposition is not being edited: there is nothing to discard.")
-    record = records_mod.get_row(conn, dep_id)
+    record = _published_record(conn, dep_id)
     conn.execute(
         update(deposits)
         .where(deposits.c.id == dep_id)
@@ -322,7 +327,7 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
     ).first()
     if existing is not None:
         return None
-    record = records_mod.get_row(conn, latest)
+    record = _published_record(conn, latest)
     recid = pids.mint(conn, "record")
     metadata = {k: v for k, v in record["metadata"].items() if k != "doi"}
     now = utcnow()
@@ -337,7 +342,7 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
             doi=pids.service_doi(ctx.settings, recid),
             doi_external=False,
             prereserved=True,
-            bucket_id=(draft_bucket := files.snapshot(conn, record["bucket_id"], locked=False)),
+            bucket_id=(draft_bucket := buckets.snapshot(conn, record["bucket_id"], locked=False)),
             created=now,
             modified=now,
         )

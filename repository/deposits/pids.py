@@ -6,12 +6,13 @@ from sqlalchemy import Connection, insert, select
 
 from repository.config import Settings
 from repository.storage.tables.deposits import deposits, recids, records
+from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 
 
 def mint(conn: Connection, kind: str) -> int:
     """Take the next id of the shared sequence (`kind` is concept or record)."""
-    return conn.execute(insert(recids).values(kind=kind, created=utcnow())).inserted_primary_key[0]
+    return inserted_id(conn.execute(insert(recids).values(kind=kind, created=utcnow())))
 
 
 def service_doi(settings: Settings, recid: int) -> str:

@@ -11,13 +11,13 @@ from sqlalchemy import Connection, select
 
 from repository.config import Settings
 from repository.deposits import pids
-from repository.files import buckets as files
+from repository.files import buckets
 from repository.metadata import METADATA_KEYS
 from repository.storage.tables.deposits import concepts, deposits, records
 from repository.timeutil import isoformat
 
 
-def file_json(base: str, dep_id: int, bucket_id: str, obj: dict) -> dict:
+def file_json(base: str, dep_id: int, bucket_id: str, obj: buckets.ObjectRow) -> dict:
     """A file of the old files interface: bare MD5 hex, links self (no query string) and download."""
     return {
         "id": obj["file_id"],
@@ -31,7 +31,7 @@ def file_json(base: str, dep_id: int, bucket_id: str, obj: dict) -> dict:
     }
 
 
-def object_json(base: str, bucket_id: str, obj: dict) -> dict:
+def object_json(base: str, bucket_id: str, obj: buckets.ObjectRow) -> dict:
     """A bucket file object (the specification's Bucket file table)."""
     url = f"{base}/api/files/{bucket_id}/{quote(obj['key'])}"
     return {
@@ -72,7 +72,7 @@ def _concept_facts(conn: Connection, concept_ids: set[int]) -> dict[int, dict]:
 def render_many(conn: Connection, settings: Settings, rows: list[dict]) -> list[dict]:
     """Depositions as the API shows them, in the order given."""
     facts = _concept_facts(conn, {r["conceptrecid"] for r in rows})
-    objects = files.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
+    objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
     return [_render(settings, row, facts[row["conceptrecid"]], objects[row["bucket_id"]]) for row in rows]
 
 
@@ -87,7 +87,7 @@ def _state(row: dict) -> tuple[str, bool]:
     return "unsubmitted", False
 
 
-def _render(settings: Settings, row: dict, facts: dict, objs: list[dict]) -> dict:
+def _render(settings: Settings, row: dict, facts: dict, objs: list[buckets.ObjectRow]) -> dict:
     base = settings.BASE_URL
     dep_id = row["id"]
     state, submitted = _state(row)

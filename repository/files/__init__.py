@@ -1,1 +1,2 @@
-"""Files: bytes on disk, buckets of object versions, downloads (ranges, conditional requests), thumbnails, digests."""
+"""Files: bytes on disk, buckets of object versions and whose each bucket is (owners), downloads (ranges,
+conditional requests), thumbnails, digests."""

@@ -14,7 +14,8 @@ import unicodedata
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from datetime import datetime
+from typing import Any, BinaryIO, Protocol, TypedDict, cast
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
@@ -33,8 +34,7 @@ from repository.storage.tables.deposits import buckets, file_instances, objects
 from repository.timeutil import utcnow
 
 CHUNK = 1024 * 1024  # 1 MiB reads: 64 KiB chunks were measured 2.3x slower for large uploads
-MAX_KEY_LENGTH = 1000  # the column; a key stored by a bucket PUT is one name of at most MAX_NAME_BYTES
-MAX_NAME_BYTES = 255  # NAME_MAX of common file systems
+MAX_NAME_BYTES = 255  # NAME_MAX of common file systems: a bucket PUT stores one name (the key column holds 1000)
 # Bidirectional embeddings, overrides and isolates: `gpj.exe` shown reversed as `exe.jpg`.
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 TMP_DIR = ".tmp"
@@ -42,6 +42,38 @@ ORPHAN_AGE_SECONDS = 3600
 SWEEP_BATCH = 500  # files looked up per query by the sweep
 
 log = logging.getLogger("repository.files.buckets")
+
+
+class Readable(Protocol):
+    """What `FileStore.write` reads from: a request body, a subprocess pipe, a download (`read(n)` only)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class BucketRow(TypedDict):
+    """A `buckets` row as a dict (`get_bucket`, `hold_bucket`)."""
+
+    id: str
+    locked: bool
+    created: datetime
+    updated: datetime
+
+
+class ObjectRow(TypedDict):
+    """An `objects` row with its file instance's size, checksum and uri: what `list_objects`, `get_object` and
+    `objects_of_buckets` give, and what the deposit, record and file representations read."""
+
+    version_id: str
+    bucket_id: str
+    key: str
+    file_id: str
+    mimetype: str
+    position: int
+    created: datetime
+    updated: datetime
+    size: int
+    checksum: str
+    uri: str
 
 
 @dataclass(frozen=True)
@@ -64,7 +96,7 @@ class FileStore:
     def path(self, uri: str) -> str:
         return os.path.join(self.root, uri)
 
-    def write(self, stream: BinaryIO, limit: int | None = None, durable: bool = True) -> StoredFile:
+    def write(self, stream: Readable, limit: int | None = None, durable: bool = True) -> StoredFile:
         """Copy `stream` to a new file (flat memory whatever the size); PayloadTooLarge past `limit` bytes.
 
         `durable=False` skips the two fsyncs per file: for bulk loads, which call `sync()` once per batch before
@@ -176,7 +208,7 @@ def _check_limit(size: int, limit: int | None) -> None:
         raise PayloadTooLarge(f"The file is larger than the limit of {limit} bytes.")
 
 
-def _copy(stream: BinaryIO, out: BinaryIO, digest: Any, limit: int | None) -> int:
+def _copy(stream: Readable, out: BinaryIO, digest: Any, limit: int | None) -> int:
     """Copy `stream` to `out` updating `digest`; returns the size. In one thread: reading a request body releases
     the GIL at every recv(), and with a second thread hashing and writing, each recv() then waited for the GIL
     (a 1 GiB upload through gunicorn ran at 51 MiB/s with the second thread, 117 MiB/s without it)."""
@@ -278,14 +310,14 @@ def create_bucket(conn: Connection) -> str:
     return bucket_id
 
 
-def get_bucket(conn: Connection, bucket_id: str) -> dict:
+def get_bucket(conn: Connection, bucket_id: str) -> BucketRow:
     row = conn.execute(select(buckets).where(buckets.c.id == bucket_id)).mappings().first()
     if row is None:
         raise NotFound("Bucket does not exist.")
-    return dict(row)
+    return cast(BucketRow, dict(row))
 
 
-def list_objects(conn: Connection, bucket_id: str) -> list[dict]:
+def list_objects(conn: Connection, bucket_id: str) -> list[ObjectRow]:
     """The bucket's files with their instances, in the order the depositor set (then by name)."""
     query = (
         select(objects, file_instances.c.size, file_instances.c.checksum, file_instances.c.uri)
@@ -293,13 +325,13 @@ def list_objects(conn: Connection, bucket_id: str) -> list[dict]:
         .where(objects.c.bucket_id == bucket_id)
         .order_by(objects.c.position, objects.c.key)
     )
-    return [dict(row) for row in conn.execute(query).mappings()]
+    return [cast(ObjectRow, dict(row)) for row in conn.execute(query).mappings()]
 
 
-def objects_of_buckets(conn: Connection, bucket_ids: Iterable[str]) -> dict[str, list[dict]]:
+def objects_of_buckets(conn: Connection, bucket_ids: Iterable[str]) -> dict[str, list[ObjectRow]]:
     """`list_objects` for many buckets in one query."""
     ids = list(set(bucket_ids))
-    result: dict[str, list[dict]] = {bucket_id: [] for bucket_id in ids}
+    result: dict[str, list[ObjectRow]] = {bucket_id: [] for bucket_id in ids}
     if not ids:
         return result
     query = (
@@ -309,11 +341,11 @@ def objects_of_buckets(conn: Connection, bucket_ids: Iterable[str]) -> dict[str,
         .order_by(objects.c.bucket_id, objects.c.position, objects.c.key)
     )
     for row in conn.execute(query).mappings():
-        result[row["bucket_id"]].append(dict(row))
+        result[row["bucket_id"]].append(cast(ObjectRow, dict(row)))
     return result
 
 
-def get_object(conn: Connection, bucket_id: str, key: str) -> dict:
+def get_object(conn: Connection, bucket_id: str, key: str) -> ObjectRow:
     """The object stored under `key`, or under the same name in another Unicode normal form (keys are stored in
     NFC; older ones may not be); NotFound otherwise."""
     objs = list_objects(conn, bucket_id)
@@ -327,7 +359,7 @@ def get_object(conn: Connection, bucket_id: str, key: str) -> dict:
     raise NotFound("The file does not exist.")
 
 
-def hold_bucket(conn: Connection, bucket_id: str) -> dict:
+def hold_bucket(conn: Connection, bucket_id: str) -> BucketRow:
     """Lock the bucket's row until the transaction ends and return it (NotFound once it is gone).
 
     Every write to a bucket takes this lock before it looks at the bucket, and so do publish (before its snapshot)
@@ -337,7 +369,7 @@ def hold_bucket(conn: Connection, bucket_id: str) -> dict:
     row = conn.execute(select(buckets).where(buckets.c.id == bucket_id).with_for_update()).mappings().first()
     if row is None:
         raise NotFound("Bucket does not exist.")
-    return dict(row)
+    return cast(BucketRow, dict(row))
 
 
 def _check_unlocked(conn: Connection, bucket_id: str) -> None:
@@ -345,7 +377,7 @@ def _check_unlocked(conn: Connection, bucket_id: str) -> None:
         raise Forbidden("Bucket is locked for modifications.")
 
 
-def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, replace: bool = True) -> tuple[dict, str | None]:
+def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, replace: bool = True) -> tuple[ObjectRow, str | None]:
     """Record `stored` under `key`; returns (the object, the file id it replaced or None)."""
     _check_unlocked(conn, bucket_id)
     now = utcnow()
@@ -395,7 +427,7 @@ def delete_object(conn: Connection, bucket_id: str, key: str) -> str:
     return obj["file_id"]
 
 
-def rename_object(conn: Connection, bucket_id: str, old_key: str, new_key: str) -> dict:
+def rename_object(conn: Connection, bucket_id: str, old_key: str, new_key: str) -> ObjectRow:
     _check_unlocked(conn, bucket_id)
     check_key(new_key)
     obj = get_object(conn, bucket_id, old_key)

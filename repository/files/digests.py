@@ -9,8 +9,7 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import IO, Any, Protocol
 
 from repository.errors import BadRequest
 
@@ -31,7 +30,13 @@ def _b64(header: str, text: str) -> bytes:
         raise _malformed(header, "not valid base64") from None
 
 
-def expected_digests(headers: Mapping[str, str]) -> dict[str, tuple[str, bytes]]:
+class Headers(Protocol):
+    """What `expected_digests` reads: werkzeug's request headers, or a plain dict."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def expected_digests(headers: Headers) -> dict[str, tuple[str, bytes]]:
     """hashlib name -> (the header that asked, the digest it expects); BadRequest for a malformed header."""
     expected: dict[str, tuple[str, bytes]] = {}
     content_md5 = headers.get("Content-MD5")
@@ -64,7 +69,7 @@ def expected_digests(headers: Mapping[str, str]) -> dict[str, tuple[str, bytes]]
 class HashingReader:
     """Wraps a request stream, hashing what is read with the extra algorithms asked for (MD5 is the store's)."""
 
-    def __init__(self, stream: BinaryIO, names: list[str]) -> None:
+    def __init__(self, stream: IO[bytes], names: list[str]) -> None:
         self.stream = stream
         self.hashes = {name: hashlib.new(name) for name in names if name != "md5"}
 

@@ -12,7 +12,7 @@ from flask import Response, request, send_file
 from werkzeug.http import parse_date, parse_etags
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.files.buckets import CHUNK, FileStore
+from repository.files.buckets import CHUNK, FileStore, ObjectRow
 
 log = logging.getLogger("repository.files.downloads")
 
@@ -37,7 +37,7 @@ def safe_mimetype(mimetype: str) -> str:
     return "application/octet-stream"
 
 
-def send_object(store: FileStore, obj: dict, as_attachment: bool) -> Response:
+def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool) -> Response:
     """The object's bytes as stored (a .gz file is never sent with Content-Encoding), with the conditional
     requests and the single byte ranges of RFC 9110 (§13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match,
     If-Modified-Since, then Range with If-Range): 412 and 416 are error objects, 304 has no body."""
@@ -142,12 +142,12 @@ def _requested_range(etag: str, modified: dt.datetime, size: int) -> tuple[int, 
     if not equals or unit.strip().lower() != "bytes":
         return None
     specs = [spec.strip() for spec in ranges.split(",") if spec.strip()]
-    parsed = [_RANGE_SPEC.match(spec) for spec in specs]
-    if not specs or not all(parsed):
+    parsed = [match for match in map(_RANGE_SPEC.match, specs) if match is not None]
+    if not specs or len(parsed) != len(specs):
         raise _not_satisfiable(size, "The Range header is malformed: expected bytes=<first>-[<last>] or bytes=-<n>.")
     if len(specs) > 1:
         return None
-    first, last, suffix = parsed[0].groups()  # type: ignore[union-attr]
+    first, last, suffix = parsed[0].groups()
     last = last or None  # `bytes=5-`: to the end
     if suffix:
         length = _number(suffix)

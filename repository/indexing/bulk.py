@@ -4,7 +4,7 @@ batch, then indexed in bulk. For generated corpora (benchmarks) and migrations o
 Each version becomes what a publish leaves behind: a record id (and a concept id for the first version) from the
 shared sequence, the concept with its DOI, the deposit in `published` status (so the owner sees it) with its locked
 bucket, the record with a locked snapshot bucket sharing the same file instances, the file contents written through
-`FileStore`, the community inclusion requests (`community_requests.sync_on_publish`). The metadata must already be
+`FileStore`, the community inclusion requests (`communities.inclusions.sync_on_publish`). The metadata must already be
 in the form `validate_for_publish` returns (the corpus test checks a sample); it is stored as given.
 
 Differences from a publish, on purpose: no outbox rows (records are indexed here, in bulk, right after each commit)
@@ -23,12 +23,12 @@ from datetime import datetime
 
 from sqlalchemy import Connection, func, insert, select, text
 
-from repository.communities import requests as community_requests
+from repository.communities import inclusions
 from repository.config import Settings
 from repository.deposits import pids
 from repository.deposits.actions import _embargo_until
 from repository.files.buckets import FileStore, StoredFile, guess_mimetype
-from repository.records import stored as built_records
+from repository.records import stored
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.storage import Database
@@ -141,10 +141,10 @@ class BulkLoader:
     def _load_batch(self, batch: list[Concept], futures: list[list[Future]], fresh: bool,
                     report: LoadReport) -> None:
         mark = time.perf_counter()
-        stored: list[list[StoredFile]] = []
+        stored_files: list[list[StoredFile]] = []
         try:
             for group in futures:
-                stored.append([f.result() for f in group])
+                stored_files.append([f.result() for f in group])
             self.store.sync()  # the files reach the disk before the rows that point at them are committed
         except BaseException:
             self._remove(futures)
@@ -154,7 +154,7 @@ class BulkLoader:
         mark = time.perf_counter()
         try:
             with self.db.write() as conn:
-                rows = self._write(conn, batch, stored)
+                rows = self._write(conn, batch, stored_files)
         except BaseException:
             self._remove(futures)
             raise
@@ -162,10 +162,10 @@ class BulkLoader:
 
         mark = time.perf_counter()
         with self.db.read() as conn:
-            derived = built_records.derive(conn, self.settings, DatabaseLookups(conn),
+            derived = stored.derive(conn, self.settings, DatabaseLookups(conn),
                                            render_context(self.settings, self.db), rows)
         with self.db.write() as conn:  # the stored copies before the index, as the indexer writes them
-            built_records.save(conn, self.settings, self.search, derived)
+            stored.save(conn, self.settings, self.search, derived)
         docs = derived.docs
         report.phases["build"] += time.perf_counter() - mark
 
@@ -177,7 +177,7 @@ class BulkLoader:
         report.phases["index"] += time.perf_counter() - mark
         report.records += len(rows)
         report.concepts += len(batch)
-        report.files += sum(len(group) for group in stored)
+        report.files += sum(len(group) for group in stored_files)
 
     def _remove(self, futures: list[list[Future]]) -> None:
         """A failed batch leaves no file behind (`FileStore.sweep` would find them later anyway)."""
@@ -192,15 +192,15 @@ class BulkLoader:
             conn.execute(text("LOCK TABLE recids IN EXCLUSIVE MODE"))
         return (conn.execute(select(func.max(recids.c.id))).scalar() or 0) + 1
 
-    def _write(self, conn: Connection, batch: list[Concept], stored: list[list[StoredFile]]) -> list[dict]:
+    def _write(self, conn: Connection, batch: list[Concept], stored_files: list[list[StoredFile]]) -> list[dict]:
         """Insert every row of the batch (executemany per table); returns the records rows as stored."""
         settings = self.settings
         total_ids = sum(1 + len(c.versions) for c in batch)
         next_id = self._take_ids(conn, total_ids)
         rows: dict[str, list[dict]] = {name: [] for name in (
             "recids", "concepts", "buckets", "file_instances", "objects", "deposits", "records")}
-        requests: list[tuple[int, int, int, dict]] = []
-        files_iter = iter(stored)
+        community_asks: list[tuple[int, int, int, dict]] = []
+        files_iter = iter(stored_files)
         for concept in batch:
             concept_id = next_id
             next_id += 1
@@ -238,14 +238,14 @@ class BulkLoader:
                     "embargo_until": _embargo_until(version.metadata), "created": now, "updated": now,
                     "deleted": None, "views": 0, "downloads": 0, "volume": 0})
                 if asks:
-                    requests.append((concept_id, recid, concept.owner_id, version.metadata))
+                    community_asks.append((concept_id, recid, concept.owner_id, version.metadata))
         for name, table in (("recids", recids), ("concepts", concepts), ("buckets", buckets),
                             ("file_instances", file_instances), ("objects", objects), ("deposits", deposits),
                             ("records", records)):
             if rows[name]:
                 conn.execute(insert(table), rows[name])
-        for concept_id, recid, owner_id, metadata in requests:  # version by version, as each publish did
-            community_requests.sync_on_publish(conn, concept_id, recid, owner_id, metadata)
+        for concept_id, recid, owner_id, metadata in community_asks:  # version by version, as each publish did
+            inclusions.sync_on_publish(conn, concept_id, recid, owner_id, metadata)
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT setval(pg_get_serial_sequence('recids', 'id'), (SELECT max(id) FROM recids))"))
         return rows["records"]

@@ -1,207 +1,59 @@
-"""The outbox: every change to a published record leaves a row in the same transaction; right after the commit
-the row is applied (index the record, register its DOI), and what fails is retried later by the background worker
-(a thread in the embedded shape, `scripts/worker.py` at scale). Applying a row reads the current database state,
-so applying it twice, or late, is harmless: no update is ever lost."""
+"""The outbox: every change to a published record leaves a row in the same transaction (`enqueue`, the only way to
+add one); right after the commit the process's indexer applies it (`repository.indexing.indexer`), and what fails
+is retried later by the background worker. Applying a row reads the current database state, so applying it
+twice, or late, is harmless: no update is ever lost, not even by a crash between the commit and the apply."""
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Sequence
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, RowMapping, insert, select, update
 
-from repository.config import Settings
-from repository.records import build as records_mod
-from repository.records import stored as built_records
-from repository.search.backend import SearchBackend
-from repository.storage import Database
-from repository.storage.tables.deposits import concepts, outbox, records
+from repository.storage.engine import after_commit
+from repository.storage.tables.deposits import outbox
 from repository.timeutil import utcnow
 
-log = logging.getLogger("repository.indexing.outbox")
+# The after-commit work that applies the rows just committed: wired on the Database by the process's indexer.
+APPLY = "outbox.apply"
 MAX_BACKOFF_SECONDS = 600
 # The worker leaves a new row this long to the request that wrote it (which applies it right after its commit):
 # applying it at the same moment from another process would only write the same documents twice.
 GRACE_SECONDS = 10.0
 
 
-class Indexer:
-    """Applies pending outbox rows: `index` (search engine) and `register_doi` (the DOI registrar)."""
-
-    def __init__(
-        self,
-        db: Database,
-        settings: Settings,
-        search: SearchBackend,
-        registrar,  # type: ignore[no-untyped-def]
-        lookups_factory: Callable,
-        render_context: Callable,
-    ) -> None:
-        self.db = db
-        self.settings = settings
-        self.search = search
-        self.registrar = registrar
-        self.lookups_factory = lookups_factory
-        self.render_context = render_context
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        # Other periodic work of the worker (view counts, document validations): callables run after each pass.
-        self.on_pass: list[Callable[[], object]] = []
-
-    def process_pending(self, limit: int = 500, grace: float = 0.0) -> int:
-        """Apply up to `limit` due rows, oldest first, leaving new rows younger than `grace` seconds (not yet
-        tried) to the request that wrote them; returns how many succeeded."""
-        with self._lock:  # one applier per process; rows are idempotent across processes
-            now = utcnow()
-            untried = outbox.c.not_before.is_(None) & (outbox.c.created <= now - dt.timedelta(seconds=grace))
-            with self.db.read() as conn:
-                rows = conn.execute(
-                    select(outbox)
-                    .where(outbox.c.done.is_(None), untried | (outbox.c.not_before <= now))
-                    .order_by(outbox.c.id)
-                    .limit(limit)
-                ).mappings().all()
-            index_rows = [r for r in rows if r["kind"] == "index"]
-            done = self._apply_index(index_rows) if index_rows else 0
-            for row in rows:
-                if row["kind"] == "register_doi":
-                    done += self._apply_one(row, self._register)
-                elif row["kind"] == "hide_doi":
-                    done += self._apply_one(row, self._hide)
-            return done
-
-    def lift_embargoes(self) -> int:
-        """Queue the records whose embargo ends today for reindexing (their files become public by date alone;
-        the index copy must follow). Returns how many."""
-        today = utcnow().date().isoformat()
-        with self.db.write() as conn:
-            due = list(conn.execute(select(records.c.id).where(records.c.embargo_until <= today)).scalars())
-            for recid in due:
-                conn.execute(insert(outbox).values(kind="index", recid=recid, created=utcnow(), attempts=0))
-            if due:
-                conn.execute(update(records).where(records.c.id.in_(due)).values(embargo_until=None))
-        return len(due)
-
-    def _apply_index(self, rows: list) -> int:  # type: ignore[type-arg]
-        recids = sorted({r["recid"] for r in rows})
-        try:
-            with self.db.read() as conn:
-                found = records_mod.get_rows(conn, recids)
-                live = [r for r in found if r["deleted"] is None]
-                derived = built_records.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
-                                               live)
-            gone = [r for r in recids if r not in {x["id"] for x in live}]
-            # The stored copies first: a crash before the index write leaves them newer than the index, and the
-            # retry of these outbox rows (still pending) brings the index up to them.
-            with self.db.write() as conn:
-                built_records.save(conn, self.settings, self.search, derived)
-                built_records.remove(conn, gone)
-            if derived.docs:
-                self.search.index(derived.docs)
-            if gone:
-                self.search.delete(gone)
-        except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry
-            self._failed(rows, exc)
-            return 0
-        self._done([r["id"] for r in rows])
-        return len(rows)
-
-    def _apply_one(self, row, action: Callable) -> int:  # type: ignore[no-untyped-def]
-        try:
-            action(row["recid"])
-        except Exception as exc:  # noqa: BLE001
-            self._failed([row], exc)
-            return 0
-        self._done([row["id"]])
-        return 1
-
-    def _register(self, recid: int) -> None:
-        """Register (or update) the record's DOI and its concept DOI, then mark the record integrated."""
-        from serializers import REGISTRY
-
-        with self.db.read() as conn:
-            rows = records_mod.get_rows(conn, [recid])
-            if not rows or rows[0]["doi_external"]:
-                return
-            record = records_mod.build_records(conn, self.settings, self.lookups_factory(conn), rows)[0]
-            conceptdoi = conn.execute(
-                select(concepts.c.conceptdoi).where(concepts.c.id == rows[0]["conceptrecid"])
-            ).scalar()
-        ctx = self.render_context()
-        xml = REGISTRY["datacite"].render(record, ctx)
-        self.registrar.register(record["doi"], record["links"]["html"], xml, recid)
-        if conceptdoi and record["metadata"]["relations"]["version"][0]["is_last"]:
-            concept = {**record, "doi": conceptdoi, "metadata": {**record["metadata"], "doi": conceptdoi}}
-            self.registrar.register(
-                conceptdoi, record["links"]["latest_html"], REGISTRY["datacite"].render(concept, ctx), recid
-            )
-        with self.db.write() as conn:
-            conn.execute(update(records).where(records.c.id == recid).values(integrated=True))
-
-    def _hide(self, recid: int) -> None:
-        """A deleted record's DOI stops resolving to it at the agency (DataCite: event hide)."""
-        with self.db.read() as conn:
-            row = conn.execute(select(records.c.doi, records.c.doi_external).where(records.c.id == recid)).first()
-        if row is not None and not row.doi_external:
-            self.registrar.hide(row.doi)
-
-    def _done(self, ids: list[int]) -> None:
-        with self.db.write() as conn:
-            conn.execute(update(outbox).where(outbox.c.id.in_(ids)).values(done=utcnow()))
-
-    def _failed(self, rows: list, exc: Exception) -> None:  # type: ignore[type-arg]
-        log.warning("outbox rows %s failed: %s", [r["id"] for r in rows], exc)
-        retryable = getattr(exc, "retryable", True)
-        with self.db.write() as conn:
-            for row in rows:
-                attempts = row["attempts"] + 1
-                delay = min(MAX_BACKOFF_SECONDS, 2**attempts) if retryable else MAX_BACKOFF_SECONDS
-                conn.execute(
-                    update(outbox)
-                    .where(outbox.c.id == row["id"])
-                    .values(
-                        attempts=attempts,
-                        last_error=str(exc)[:2000],
-                        not_before=utcnow() + dt.timedelta(seconds=delay),
-                    )
-                )
-
-    def run_pass(self, grace: float = GRACE_SECONDS) -> int:
-        """One pass of the background worker, the same in both shapes: lift embargoes, apply the outbox, then the
-        other periodic work (`on_pass`). Each task survives the failure of another (a dead database or index);
-        returns how many outbox rows were applied."""
-        _survive(self.lift_embargoes)
-        done = _survive(lambda: self.process_pending(grace=grace)) or 0
-        for work in self.on_pass:
-            _survive(work)
-        return done
-
-    def start(self, interval: float = 2.0) -> None:
-        """Run the worker's passes in a daemon thread (the embedded shape's worker)."""
-        if self._thread is not None:
-            return
-
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                self.run_pass()
-
-        self._thread = threading.Thread(target=loop, name="outbox-worker", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+def enqueue(conn: Connection, kind: str, recid: int) -> None:
+    """Queue `kind` ("index", "register_doi", "hide_doi") for record `recid` in the caller's transaction; once it
+    commits the row is applied at once, so the change is searchable when the request returns."""
+    conn.execute(insert(outbox).values(kind=kind, recid=recid, created=utcnow(), attempts=0))
+    after_commit(conn, APPLY)
 
 
-def _survive(task: Callable[[], object]) -> object:
-    """Run one task of a worker pass; a failure is logged (and returns None) so the other tasks still run."""
-    try:
-        return task()
-    except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
-        log.exception("background worker task %r failed", task)
-        return None
+def due(conn: Connection, limit: int, grace: float) -> Sequence[RowMapping]:
+    """Up to `limit` rows to apply now, oldest first: retries whose time has come, and untried rows older than
+    `grace` seconds (younger ones are left to the request that wrote them)."""
+    now = utcnow()
+    untried = outbox.c.not_before.is_(None) & (outbox.c.created <= now - dt.timedelta(seconds=grace))
+    return conn.execute(
+        select(outbox)
+        .where(outbox.c.done.is_(None), untried | (outbox.c.not_before <= now))
+        .order_by(outbox.c.id)
+        .limit(limit)
+    ).mappings().all()
+
+
+def mark_done(conn: Connection, ids: list[int]) -> None:
+    conn.execute(update(outbox).where(outbox.c.id.in_(ids)).values(done=utcnow()))
+
+
+def mark_failed(conn: Connection, rows: Sequence[RowMapping], error: str, retryable: bool) -> None:
+    """Count a failed attempt of each row and set its next try: exponential backoff, at most MAX_BACKOFF_SECONDS
+    (at once the longest for an error that would fail the same way again)."""
+    for row in rows:
+        attempts = row["attempts"] + 1
+        delay = min(MAX_BACKOFF_SECONDS, 2**attempts) if retryable else MAX_BACKOFF_SECONDS
+        conn.execute(
+            update(outbox)
+            .where(outbox.c.id == row["id"])
+            .values(attempts=attempts, last_error=error[:2000], not_before=utcnow() + dt.timedelta(seconds=delay))
+        )

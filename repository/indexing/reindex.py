@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from sqlalchemy import select
 
 from repository.config import Settings
-from repository.files import buckets as files
-from repository.records import stored as built_records
+from repository.files import buckets
+from repository.records import stored
 from repository.search.backend import SearchBackend, compare_revisions
 from repository.storage import Database
 from repository.storage.tables.deposits import deposits, records
@@ -32,8 +32,8 @@ def rebuild(db: Database, settings: Settings, search: SearchBackend, progress: C
     meanwhile reach both indexes. `rebuild_all` builds every record again instead of reading stored documents."""
     search.create_new_index()
 
-    def stream() -> Iterator[built_records.Entry]:
-        for batch in built_records.documents(db, settings, search, rebuild_all=rebuild_all):
+    def stream() -> Iterator[stored.Entry]:
+        for batch in stored.documents(db, settings, search, rebuild_all=rebuild_all):
             yield from batch
             progress(len(batch))
 
@@ -70,7 +70,7 @@ def check_files(db: Database) -> list[str]:
             pairs = conn.execute(query.where(deposits.c.id > last).limit(FILE_CHECK_BATCH)).all()
             if not pairs:
                 return problems
-            held = files.objects_of_buckets(conn, [b for p in pairs for b in (p.bucket_id, p.record_bucket)])
+            held = buckets.objects_of_buckets(conn, [b for p in pairs for b in (p.bucket_id, p.record_bucket)])
         for pair in pairs:
             problem = _file_difference(pair.id, held[pair.bucket_id], held[pair.record_bucket])
             if problem:
@@ -78,7 +78,8 @@ def check_files(db: Database) -> list[str]:
         last = pairs[-1].id
 
 
-def _file_difference(recid: int, in_deposit: list[dict], in_record: list[dict]) -> str | None:
+def _file_difference(recid: int, in_deposit: list[buckets.ObjectRow],
+                     in_record: list[buckets.ObjectRow]) -> str | None:
     deposit = {o["key"]: o["file_id"] for o in in_deposit}
     record = {o["key"]: o["file_id"] for o in in_record}
     if deposit == record:

@@ -191,7 +191,7 @@ class StringList(fields.List):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(Text(), **kwargs)
 
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[str]:
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
         return [item for item in super()._deserialize(value, attr, data, **kwargs) if item]
 
 

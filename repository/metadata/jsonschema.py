@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from apispec import APISpec
-from apispec.ext.marshmallow import OpenAPIConverter
+from apispec.ext.marshmallow.openapi import OpenAPIConverter
 from marshmallow import fields
 
 from repository.metadata.fields import MAX_CUSTOM_VALUES, Custom, IsoDate, License, PrereserveDoi, Text

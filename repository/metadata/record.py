@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from repository.metadata.lookups import MetadataLookups
-from repository.metadata.rules import ACCESS_RIGHT_KEYS, parse_grant_id
+from repository.metadata.rules import ACCESS_RIGHT_KEYS
+from repository.vocabularies.grant_ids import parse_grant_id
 from repository.vocabularies.resource_types import deposit_resource_type
 from repository.vocabularies.terms import (
     ACCESS_RIGHT_CATEGORY,

@@ -78,7 +78,8 @@ def _validate(
     except SchemaError as err:
         failed = err.messages if isinstance(err.messages, dict) else {"_schema": err.messages}
         errors.extend(flatten_errors(failed, prefix))
-        data = {k: v for k, v in (err.valid_data or {}).items() if k not in failed}
+        valid = err.valid_data if isinstance(err.valid_data, dict) else {}
+        data = {k: v for k, v in valid.items() if k not in failed}
 
     def error(path: str, message: str) -> None:  # an ErrorFn
         errors.append(field_error(f"{prefix}.{path}" if prefix else path, message))
@@ -203,7 +204,7 @@ def _loaded_items(key: str, metadata: dict, data: dict, failed: dict) -> list[tu
     item_errors, given = failed[key], metadata.get(key)
     if not isinstance(item_errors, dict) or not isinstance(given, list):
         return []
-    nested = _SCHEMA.fields[key].inner.schema  # type: ignore[attr-defined]
+    nested = _SCHEMA.fields[key].inner.schema  # type: ignore[attr-defined]  # a List(Nested) here, typed as Field
     return [(index, nested.load(item)) for index, item in enumerate(given) if index not in item_errors]
 
 

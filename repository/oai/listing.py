@@ -53,7 +53,7 @@ def earliest_datestamp(conn: Connection) -> datetime | None:
     return conn.execute(select(func.min(records.c.updated))).scalar()
 
 
-def get_row(conn: Connection, recid: int) -> dict | None:
-    """One records row, tombstones included."""
+def get_header_row(conn: Connection, recid: int) -> dict | None:
+    """One records row with the `COLUMNS` a header and a rendition need, tombstones included."""
     row = conn.execute(select(*COLUMNS).where(records.c.id == recid)).mappings().first()
     return dict(row) if row is not None else None

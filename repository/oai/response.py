@@ -13,8 +13,8 @@ from typing import Any
 from lxml import etree
 
 from repository.oai.args import PREFIX_PATTERN, SET_PATTERN, datestamp
+from serializers import OaiFormat, oai_format
 from serializers.context import RenderContext
-from serializers.oai import OaiFormat, oai_format
 from serializers.text import sub
 
 NS = "http://www.openarchives.org/OAI/2.0/"
@@ -49,7 +49,7 @@ def envelope(now: datetime, base_url: str, args: dict[str, str]) -> etree._Eleme
     sub(root, q("responseDate"), datestamp(now))
     attrib = {
         name: value for name, value in args.items()
-        if name in _ATTRIBUTES and (_ATTRIBUTES[name] is None or _ATTRIBUTES[name].fullmatch(value))
+        if name in _ATTRIBUTES and ((pattern := _ATTRIBUTES[name]) is None or pattern.fullmatch(value))
     }  # fmt: skip
     sub(root, q("request"), base_url, **attrib)
     return root

@@ -11,17 +11,17 @@ from functools import cached_property
 from lxml import etree
 from sqlalchemy import Connection
 
-from repository.communities import requests
+from repository.communities import inclusions
 from repository.config import Settings
 from repository.oai import listing, response, sets, tokens
-from repository.oai.args import check_names, check_set, date_range
+from repository.oai.args import check_names, check_set, date_range, datestamp
 from repository.oai.errors import OaiError, bad_argument
 from repository.oai.response import q
 from repository.records import renditions
 from repository.records.render_context import render_context
 from repository.storage import Database
+from serializers import OAI_FORMATS, OaiFormat, oai_format
 from serializers.context import RenderContext
-from serializers.oai import OAI_FORMATS, OaiFormat, oai_format
 from serializers.text import sub
 
 OAI_IDENTIFIER_NS = "http://www.openarchives.org/OAI/2.0/oai-identifier"
@@ -102,7 +102,7 @@ def _record_id(ctx: Context, identifier: str) -> int:
 
 
 def _row(ctx: Context, identifier: str) -> dict:
-    row = listing.get_row(ctx.conn, _record_id(ctx, identifier))
+    row = listing.get_header_row(ctx.conn, _record_id(ctx, identifier))
     if row is None:
         raise OaiError("idDoesNotExist", f"No record has the identifier {identifier!r}.")
     return row
@@ -116,7 +116,7 @@ def identify(ctx: Context, args: dict[str, str], parent: etree._Element) -> None
     sub(element, q("protocolVersion"), "2.0")
     sub(element, q("adminEmail"), settings.ADMIN_EMAIL)
     earliest = listing.earliest_datestamp(ctx.conn) or ctx.now
-    sub(element, q("earliestDatestamp"), response.datestamp(earliest))
+    sub(element, q("earliestDatestamp"), datestamp(earliest))
     sub(element, q("deletedRecord"), "persistent")
     sub(element, q("granularity"), "YYYY-MM-DDThh:mm:ssZ")
     if _DOMAIN.fullmatch(settings.oai_host):  # the description's schema wants a domain name, not localhost
@@ -213,7 +213,7 @@ def _list(ctx: Context, args: dict[str, str], parent: etree._Element, verb: str)
     if not rows:
         raise OaiError("noRecordsMatch", "No records match the request.")
     element = sub(parent, q(verb))
-    accepted = requests.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
+    accepted = inclusions.accepted_communities(ctx.conn, list({row["conceptrecid"] for row in rows}))
     whole = verb == "ListRecords"
     bodies = ctx.metadata(fmt, rows) if whole else {}
     for row in rows:
@@ -251,7 +251,7 @@ def list_records(ctx: Context, args: dict[str, str], parent: etree._Element) -> 
 def get_record(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:
     fmt = _format(args["metadataPrefix"])
     row = _row(ctx, args["identifier"])
-    accepted = requests.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
+    accepted = inclusions.accepted_communities(ctx.conn, [row["conceptrecid"]])[row["conceptrecid"]]
     _record(ctx, sub(parent, q("GetRecord")), row, accepted, ctx.metadata(fmt, [row]).get(row["id"]))  # tombstones: None
 
 

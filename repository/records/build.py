@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from datetime import datetime
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import Connection, Select, bindparam, func, select, update
 
-from repository.communities import requests
+from repository.communities import inclusions
 from repository.config import Settings
-from repository.files import buckets as files
-from repository.files.thumbnails import SIZES as THUMB_SIZES
+from repository.files import buckets, thumbnails
 from repository.metadata import MetadataLookups, to_record_metadata
 from repository.records.access import files_open
 from repository.storage.tables.deposits import concepts, records
@@ -65,8 +65,8 @@ def build_records(
     ) if concept_ids else {}
     versions = _versions(conn, concept_ids)
     stats = _concept_stats(conn, concept_ids)
-    accepted = requests.accepted_communities(conn, list(concept_ids))
-    objects = files.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
+    accepted = inclusions.accepted_communities(conn, list(concept_ids))
+    objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
     return [
         _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
                stats.get(row["conceptrecid"], (0, 0, 0)), accepted.get(row["conceptrecid"], []),
@@ -83,7 +83,7 @@ def _build(
     versions: list[int],
     concept_stats: tuple[int, int, int],
     communities: list[str],
-    objs: list[dict],
+    objs: list[buckets.ObjectRow],
     with_files: bool,
 ) -> dict:
     base = settings.BASE_URL
@@ -107,7 +107,7 @@ def _build(
             }
         ]
     }
-    links = {
+    links: dict[str, Any] = {
         "self": api,
         "html": f"{base}/records/{recid}",
         "doi": f"https://doi.org/{row['doi']}",
@@ -137,7 +137,7 @@ def _build(
         record["conceptdoi"] = conceptdoi
     images = [o for o in objs if o["mimetype"].startswith("image/")]
     if images and (with_files or files_open(row["metadata"])):
-        links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in THUMB_SIZES}
+        links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in thumbnails.SIZES}
         links["thumb250"] = f"{api}/thumb250"
     if with_files or files_open(row["metadata"]):
         bucket = row["bucket_id"]
@@ -165,7 +165,7 @@ def _stats(concept_stats: tuple[int, int, int], row: dict) -> dict[str, int]:
 
 def current_stats(conn: Connection | None, row: dict) -> dict[str, int]:
     """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`). A row read
-    by `get_row_with_counts` carries the concept's counts already: no query then."""
+    by `get_record_row_with_counts` carries the concept's counts already: no query then."""
     if CONCEPT_COUNTS in row:
         return _stats(row[CONCEPT_COUNTS], row)
     assert conn is not None, "a row without its concept's counts needs a connection"
@@ -184,7 +184,7 @@ def version_stats(row: dict) -> dict[str, int]:
     }
 
 
-def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
+def get_record_rows(conn: Connection, recids: list[int]) -> list[dict]:
     """Records rows for `recids`, in that order (missing ones skipped)."""
     if not recids:
         return []
@@ -192,7 +192,7 @@ def get_rows(conn: Connection, recids: list[int]) -> list[dict]:
     return [found[i] for i in recids if i in found]
 
 
-def get_row(conn: Connection, recid: int) -> dict | None:
+def get_record_row(conn: Connection, recid: int) -> dict | None:
     """The records row of `recid`, or None (`=`, not `IN`: an expanding IN is compiled anew at every call)."""
     row = conn.execute(select(records).where(records.c.id == recid)).mappings().first()
     return dict(row) if row is not None else None
@@ -223,7 +223,7 @@ def _row_with_counts_statement() -> Select:
 _ROW_WITH_COUNTS = _row_with_counts_statement()
 
 
-def get_row_with_counts(conn: Connection, recid: int) -> dict | None:
+def get_record_row_with_counts(conn: Connection, recid: int) -> dict | None:
     """The records row of `recid` and, under CONCEPT_COUNTS, its concept's (views, downloads, volume) summed
     over every version: one query, so a record read shows the counts of this moment without a second one."""
     row = conn.execute(_ROW_WITH_COUNTS, {"recid": recid}).mappings().first()
@@ -257,6 +257,11 @@ def concept_of(conn: Connection, recid: int) -> int | None:
     if found is None:
         found = conn.execute(select(concepts.c.id).where(concepts.c.id == recid)).scalar()
     return found
+
+
+def is_concept(conn: Connection, recid: int) -> bool:
+    """Whether `recid` is a concept id (the id every version of a record shares)."""
+    return conn.execute(concepts.select().where(concepts.c.id == recid)).first() is not None
 
 
 def latest_version(conn: Connection, conceptrecid: int) -> int | None:

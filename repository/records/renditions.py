@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import serializers
 from repository.config import Settings
-from repository.records.build import build_records, get_rows
+from repository.records.build import build_records, get_record_rows
 from repository.storage import Database
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records, renditions
@@ -139,10 +139,10 @@ def _resolve(
     missing = [row for row in live if row["id"] not in sources]
     if missing:
         if any("metadata" not in row for row in missing):
-            missing = [row for row in get_rows(conn, [row["id"] for row in missing]) if row["deleted"] is None]
-        for record in build_records(conn, settings, DatabaseLookups(conn), missing):
-            fresh[record["id"]] = record
-            sources[record["id"]] = source_digest(orjson.dumps(record))
+            missing = [row for row in get_record_rows(conn, [row["id"] for row in missing]) if row["deleted"] is None]
+        for built in build_records(conn, settings, DatabaseLookups(conn), missing):
+            fresh[built["id"]] = built
+            sources[built["id"]] = source_digest(orjson.dumps(built))
     salt = _salt(fmt, ctx, render)
     found: dict[int, bytes] = {}
     stale: dict[int, str] = {}

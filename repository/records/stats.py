@@ -1,4 +1,5 @@
-"""View counts: gathered in memory and written in batches, so reading a record costs no database write."""
+"""Usage counts: views gathered in memory and written in batches, so reading a record costs no database write;
+downloads (and their volume) written as each one is served."""
 
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ class ViewCounter:
                 self._counts.update(counts)
             raise
         return len(counts)
+
+
+def count_download(db: Database, recid: int, nbytes: int) -> None:
+    """Add one download of `nbytes` bytes to record `recid`'s counts."""
+    with db.write() as conn:
+        conn.execute(
+            update(records)
+            .where(records.c.id == recid)
+            .values(downloads=records.c.downloads + 1, volume=records.c.volume + nbytes)
+        )

@@ -13,11 +13,11 @@ import orjson
 from sqlalchemy import Connection, and_, case, delete, null, select
 
 from repository.config import Settings
-from repository.metadata.lookups import MetadataLookups
+from repository.metadata import MetadataLookups
 from repository.oai.response import renderers
-from repository.records import build as records_mod
 from repository.records import renditions
 from repository.records.access import files_open
+from repository.records.build import build_records, current_stats, get_record_rows
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
@@ -52,7 +52,7 @@ class Derived:
 def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: RenderContext,
            rows: list[dict]) -> Derived:
     """Build records `rows` (live records rows) as the index gets them, with their documents and renditions."""
-    built = records_mod.build_records(conn, settings, lookups, rows)
+    built = build_records(conn, settings, lookups, rows)
     data = [orjson.dumps(record) for record in built]
     ready = renditions.rendered(ctx, renderers(settings.oai_prerender), built, data)
     return Derived(rows, built, data, [to_index_document(record) for record in built], ready)
@@ -86,7 +86,7 @@ def stored_record(conn: Connection, settings: Settings, search: SearchBackend, r
     record = orjson.loads(found)
     if ("files" in record) != (with_files or files_open(row["metadata"])):
         return None
-    record["stats"] = records_mod.current_stats(conn, row)
+    record["stats"] = current_stats(conn, row)
     return record
 
 
@@ -126,7 +126,7 @@ def documents(db: Database, settings: Settings, search: SearchBackend, batch: in
 def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: list[int]) -> list[Entry]:
     """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
     with db.read() as conn:
-        rows = [row for row in records_mod.get_rows(conn, recids) if row["deleted"] is None]
+        rows = [row for row in get_record_rows(conn, recids) if row["deleted"] is None]
         derived = derive(conn, settings, DatabaseLookups(conn), render_context(settings, db), rows)
     with db.write() as conn:
         return save(conn, settings, search, derived)

@@ -3,16 +3,18 @@ leaves the search index, and its DOI is hidden at the agency — all through the
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, select, update
 
 from repository.errors import BadRequest, NotFound
-from repository.records import build as records_mod
-from repository.storage.tables.deposits import outbox, records
+from repository.indexing import outbox
+from repository.records.build import touch_versions
+from repository.storage.tables.deposits import records
 from repository.timeutil import utcnow
 
 
 def take_down(conn: Connection, recid: int) -> None:
-    """Mark record `recid` deleted (its datestamp moves, so harvesters see the deletion) and queue the rest."""
+    """Mark record `recid` deleted (its datestamp moves, so harvesters see the deletion) and queue the rest: once
+    the caller's transaction commits, the record is out of search and OAI-PMH shows the deletion."""
     row = conn.execute(
         select(records.c.deleted, records.c.conceptrecid).where(records.c.id == recid).with_for_update()
     ).first()
@@ -23,8 +25,8 @@ def take_down(conn: Connection, recid: int) -> None:
     now = utcnow()
     conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
     for kind in ("index", "hide_doi"):
-        conn.execute(insert(outbox).values(kind=kind, recid=recid, created=now, attempts=0))
+        outbox.enqueue(conn, kind, recid)
     # The other versions change too (their count, which one is the last): a new revision and datestamp, and
     # indexed again, as after a new version.
-    for sibling in records_mod.touch_versions(conn, row.conceptrecid, now):
-        conn.execute(insert(outbox).values(kind="index", recid=sibling, created=now, attempts=0))
+    for sibling in touch_versions(conn, row.conceptrecid, now):
+        outbox.enqueue(conn, "index", sibling)

@@ -10,17 +10,19 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repository.deposits import actions
 from repository.errors import ApiError, ValidationError, field_error
-from repository.files import buckets as files
+from repository.files import buckets
 from repository.metadata import DoiPolicy
-from repository.records import build as records_mod
+from repository.records.build import get_record_row
 from repository.releases import derive, metafile_check, metafiles, store
 from repository.releases.github import FetchedRelease, GitHubRelease, PlatformError, ReleaseSource
 from repository.vocabularies.lookups import DatabaseLookups
-from repository.web.request import Services
+
+if TYPE_CHECKING:  # services.py builds the ReleaseWorker below: a run-time import would be a cycle
+    from repository.services import Services
 
 log = logging.getLogger("repository.releases")
 
@@ -58,11 +60,8 @@ def process_release(svc: Services, release_id: int, source: ReleaseSource | None
     except Exception as exc:  # the release must never stay "processing" because of a bug or an outage
         log.exception("release %s of %s failed", release["tag"], repo["full_name"])
         _fail(svc, release_id, [field_error(None, UNEXPECTED.format(name=type(exc).__name__))])
-    indexer = svc.extras.get("indexer")
-    if indexer is not None:
-        indexer.process_pending()
     with svc.db.write() as conn:
-        if recid is not None:  # "published" once the record is also searchable
+        if recid is not None:  # "published" once the record is also searchable (applied after the publish's commit)
             store.finish(conn, release_id, "published", recid=recid)
         return store.get_release(conn, release_id)
 
@@ -94,7 +93,7 @@ def _archive(svc: Services, repo: dict, release_id: int, source: ReleaseSource) 
     try:
         fetched = source.fetch()
         metadata = release_metadata(svc, fetched)
-        stored = source.write_archive(svc.extras["files"], svc.settings.RELEASES_MAX_ARCHIVE_BYTES)
+        stored = source.write_archive(svc.files, svc.settings.RELEASES_MAX_ARCHIVE_BYTES)
     except PlatformError as exc:
         raise ReleaseFailed([field_error(None, str(exc))]) from None
     except ApiError as exc:  # the archive is over the size limit
@@ -108,9 +107,9 @@ def _archive(svc: Services, repo: dict, release_id: int, source: ReleaseSource) 
             dep_id = _draft(conn, actions.Context(svc.settings, DatabaseLookups(conn)), repo, metadata)
         with svc.db.write() as conn:  # 2. the archive as its only file (a new version drops the old files)
             bucket = actions.get_deposit(conn, dep_id, owner)["bucket_id"]
-            for obj in files.list_objects(conn, bucket):  # their bytes stay: the previous record holds them
-                files.delete_object(conn, bucket, obj["key"])
-            files.put_object(conn, bucket, key, stored)
+            for obj in buckets.list_objects(conn, bucket):  # their bytes stay: the previous record holds them
+                buckets.delete_object(conn, bucket, obj["key"])
+            buckets.put_object(conn, bucket, key, stored)
             recorded = True
         with svc.db.write() as conn:  # 3. publish, and the release is published with it
             actions.publish(conn, actions.Context(svc.settings, DatabaseLookups(conn)), dep_id, owner)
@@ -136,7 +135,7 @@ def _draft(conn: Any, ctx: actions.Context, repo: dict, metadata: dict[str, Any]
     if dep_id is None:
         raise ReleaseFailed([field_error(None, "A new-version draft of this software already exists: publish or "
                                                "delete it, then retry this release.")])  # fmt: skip
-    previous = records_mod.get_row(conn, latest) or {}
+    previous = get_record_row(conn, latest) or {}
     if "communities" not in metadata and previous.get("metadata", {}).get("communities"):
         # As the reference: a release stays in the communities of the one before unless its file says otherwise.
         metadata = {**metadata, "communities": previous["metadata"]["communities"]}
@@ -144,7 +143,7 @@ def _draft(conn: Any, ctx: actions.Context, repo: dict, metadata: dict[str, Any]
     return dep_id
 
 
-def _discard(svc: Services, dep_id: int | None, owner: int, stored: files.StoredFile, recorded: bool) -> None:
+def _discard(svc: Services, dep_id: int | None, owner: int, stored: buckets.StoredFile, recorded: bool) -> None:
     """Undo what the steps before a failure did: delete our draft and the archive's bytes."""
     try:
         freed: list[str] = []
@@ -152,9 +151,9 @@ def _discard(svc: Services, dep_id: int | None, owner: int, stored: files.Stored
             if dep_id is not None and actions.get_deposit(conn, dep_id, owner)["status"] == "draft":
                 freed = actions.delete_deposit(conn, dep_id, owner)
         with svc.db.write() as conn:
-            files.release_files(conn, svc.extras["files"], [*freed, stored.id])
+            buckets.release_files(conn, svc.files, [*freed, stored.id])
         if not recorded:
-            svc.extras["files"].remove(stored.uri)
+            svc.files.remove(stored.uri)
     except Exception:
         log.exception("could not clean up after a failed release (deposition %s)", dep_id)
 

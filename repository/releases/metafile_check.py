@@ -97,7 +97,7 @@ def database_license_index(conn: Connection) -> LicenseIndex:
 
 
 @dataclass
-class Report:
+class MetafileReport:
     """The outcome of checking one file."""
 
     file: str
@@ -118,10 +118,10 @@ class Report:
 def check_file(
     name: str, data: bytes, lookups: MetadataLookups, index: LicenseIndex, *, offline: bool = False,
     doi_policy: DoiPolicy | None = None,
-) -> Report:  # fmt: skip
+) -> MetafileReport:  # fmt: skip
     """Read and validate the metadata file `name` as a release would use it."""
     read = metafiles.read(name, data)
-    report = Report(file=name, kind="CITATION.cff" if read.kind == "cff" else "JSON")
+    report = MetafileReport(file=name, kind="CITATION.cff" if read.kind == "cff" else "JSON")
     report.errors.extend(read.problems)
     if any("line" in problem for problem in read.problems) or not read.metadata:
         return report
@@ -194,7 +194,7 @@ def _schema_at(parts: list[str]) -> Schema:
         found = schema.fields.get(part)
         inner = getattr(found, "inner", None) if isinstance(found, fields.List) else None
         if isinstance(inner, fields.Nested):
-            schema = inner.schema  # type: ignore[assignment]
+            schema = inner.schema
     return schema
 
 

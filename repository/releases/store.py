@@ -12,9 +12,11 @@ import secrets
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Conflict, NotFound, ValidationError, field_error
 from repository.storage.tables.releases import release_repositories, releases
+from repository.storage.upsert import inserted_id
 from repository.timeutil import isoformat, utcnow
 
 PLATFORMS = ("github", "local")
@@ -31,7 +33,7 @@ def check_full_name(value: Any) -> str:
     return value.strip()
 
 
-def enable(conn: Connection, owner_id: int, platform: str, full_name: str, token: str | None) -> dict:
+def enable(conn: Connection, owner_id: int, platform: str, full_name: object, token: str | None) -> dict:
     """Enable archiving of a repository (again): a new webhook secret each time; Conflict if another user has it."""
     if platform not in PLATFORMS:
         raise ValidationError(errors=[field_error("platform", "Not a valid choice: " + ", ".join(PLATFORMS) + ".")])
@@ -44,12 +46,15 @@ def enable(conn: Connection, owner_id: int, platform: str, full_name: str, token
         .with_for_update()
     ).mappings().first()
     if row is None:
-        repo_id = conn.execute(
-            insert(release_repositories).values(
-                owner_id=owner_id, platform=platform, full_name=full_name, name_key=full_name.lower(),
-                secret=secret, token=token or None, enabled=True, created=now, updated=now,
-            )  # fmt: skip
-        ).inserted_primary_key[0]
+        try:
+            repo_id = inserted_id(conn.execute(
+                insert(release_repositories).values(
+                    owner_id=owner_id, platform=platform, full_name=full_name, name_key=full_name.lower(),
+                    secret=secret, token=token or None, enabled=True, created=now, updated=now,
+                )  # fmt: skip
+            ))
+        except IntegrityError:  # enabled by someone else at the same moment: roll back
+            raise Conflict("The repository was enabled by another request at the same time; retry.") from None
     else:
         if row["owner_id"] != owner_id:
             raise Conflict(f"The repository {full_name} is already archived by another account.")
@@ -95,7 +100,7 @@ def list_repositories(conn: Connection, owner_id: int) -> list[dict]:
     return [dict(row) for row in conn.execute(query.order_by(release_repositories.c.id)).mappings()]
 
 
-def receive(conn: Connection, repo: dict, platform_release_id: str, tag: str) -> int:
+def receive(conn: Connection, repo: dict, platform_release_id: str, tag: object) -> int:
     """Record a release event; Conflict for one already received (a failed tag may come back as a new release)."""
     if not repo["enabled"]:
         raise Conflict("This repository is not enabled for archiving: enable it again to archive its releases.")
@@ -108,7 +113,10 @@ def receive(conn: Connection, repo: dict, platform_release_id: str, tag: str) ->
     if existing is None:
         values = dict(repository_id=repo["id"], platform_release_id=platform_release_id, tag=tag,
                       status="received", errors=[], received=now, updated=now)  # fmt: skip
-        return conn.execute(insert(releases).values(**values)).inserted_primary_key[0]
+        try:
+            return inserted_id(conn.execute(insert(releases).values(**values)))
+        except IntegrityError:  # the same release delivered twice at the same moment: roll back
+            raise Conflict(DUPLICATE) from None
     # A tag whose release failed and was deleted and made again on the platform: archive the new one.
     if existing["status"] == "failed" and existing["platform_release_id"] != platform_release_id:
         _set(conn, existing["id"], status="received", errors=[], platform_release_id=platform_release_id)

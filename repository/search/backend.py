@@ -1,13 +1,12 @@
-"""The search backend protocol both engines implement, and `open_search(url)` choosing one from a URL."""
+"""The search backend protocol both engines implement, and the result and aggregation shapes they share
+(`open.py` opens one)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from repository.search.params import SearchRequest
 
@@ -64,41 +63,6 @@ class SearchBackend(Protocol):
 
     def ping(self) -> bool:
         """True when the engine answers."""
-
-
-def open_search(url: str, **options: Any) -> SearchBackend:
-    """`embedded:///dir` or a plain path -> tantivy; `http(s)://host:9200` -> OpenSearch."""
-    parts = urlsplit(url)
-    if parts.scheme in ("http", "https"):
-        from repository.search.opensearch import OpenSearchBackend
-
-        return OpenSearchBackend(url, **options)
-    if parts.scheme in ("embedded", "file"):
-        path = parts.path if not parts.netloc else f"{parts.netloc}{parts.path}"
-    elif parts.scheme == "" or len(parts.scheme) == 1:  # a plain (possibly Windows drive) path
-        path = url
-    else:
-        raise ValueError(f"Unsupported search URL {url!r}: use embedded:///path or http(s)://host:port")
-    from repository.search.embedded import EmbeddedBackend
-
-    return EmbeddedBackend(Path(path), **options)
-
-
-def open_from_settings(settings: Any) -> SearchBackend:
-    """The search backend the settings describe (URL, index prefix and TLS options for OpenSearch)."""
-    options: dict[str, Any] = {}
-    if urlsplit(settings.SEARCH_URL).scheme not in ("http", "https"):
-        options["cache_entries"] = settings.SEARCH_CACHE_ENTRIES
-    else:
-        options["prefix"] = settings.SEARCH_INDEX_PREFIX
-        if settings.SEARCH_URL.startswith("https"):
-            options["use_ssl"] = True
-            options["verify_certs"] = settings.SEARCH_VERIFY_CERTS
-            if settings.SEARCH_CA_CERTS:
-                options["ca_certs"] = settings.SEARCH_CA_CERTS
-            if not settings.SEARCH_VERIFY_CERTS:
-                options["ssl_show_warn"] = False
-    return open_search(settings.SEARCH_URL, **options)
 
 
 def terms_aggregation(buckets: dict[str, int], size: int, other: int = 0) -> dict[str, Any]:

@@ -11,22 +11,28 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.search import query as ast
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult, terms_aggregation, year_bucket
 from repository.search.documents import DOCUMENT_VERSION
-from repository.search.mapping import SOURCE_FIELD, fields, template_digest
+from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
+from repository.search.query import GeoBox, MatchAll, Range, Regex, Terms, Wildcard, invalid
 from repository.search.result_cache import ResultCache
-from repository.search.tantivy_query import Translator, build_schema, to_tantivy_json
+from repository.search.tantivy_query import (
+    Translator,
+    build_schema,
+    hit_count,
+    int_column,
+    stored_source,
+    to_tantivy_json,
+)
 from repository.search.writer_lease import LOCK, WriterLease
 
 CURRENT, NEXT = "CURRENT", "NEXT"
 # Queries whose hits all score alike in the engine (constant-score queries; filters add nothing to the score).
-CONSTANT_SCORE = (ast.MatchAll, ast.Range, ast.Wildcard, ast.Regex, ast.Terms, ast.GeoBox)
+CONSTANT_SCORE = (MatchAll, Range, Wildcard, Regex, Terms, GeoBox)
 # Inside an index being built: writes that arrive while `load_documents` owns it, applied by `swap`.
 JOURNAL = "pending.journal"
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
@@ -135,8 +141,8 @@ class EmbeddedBackend:
         if recids:
             found = searcher.search(tantivy.Query.term_set_query(index.schema, "recid", recids), len(recids)).hits
             addresses = [a for _, a in found]
-            indexed = dict(zip(searcher.fast_field_values("recid", addresses),
-                               searcher.fast_field_values("revision", addresses), strict=True))
+            indexed = dict(zip(int_column(searcher, "recid", addresses),
+                               int_column(searcher, "revision", addresses), strict=True))
         writer = self._lease.writer(name, index, self.heap_size)
         try:
             for recid in deletes:
@@ -181,7 +187,7 @@ class EmbeddedBackend:
             elif kind == b"I":
                 recid, revision, document = rest.split(b" ", 2)
                 entry = (int(recid), int(revision), document)
-                if entry[0] in latest and (latest[entry[0]] is None or latest[entry[0]][1] > entry[1]):
+                if entry[0] in latest and ((prior := latest[entry[0]]) is None or prior[1] > entry[1]):
                     continue  # deleted already, or a newer revision came first
                 latest[entry[0]] = entry
         self._write(name, [e for e in latest.values() if e is not None],
@@ -294,8 +300,8 @@ class EmbeddedBackend:
         if not count:
             return {}
         addresses = [a for _, a in searcher.search(tantivy.Query.all_query(), count).hits]
-        return dict(zip(searcher.fast_field_values("recid", addresses),
-                        searcher.fast_field_values("revision", addresses), strict=True))
+        return dict(zip(int_column(searcher, "recid", addresses),
+                        int_column(searcher, "revision", addresses), strict=True))
 
     def search(self, req: SearchRequest) -> SearchResult:
         """One page of hits with the exact total, aggregations and the next cursor (the same search on the same
@@ -312,7 +318,7 @@ class EmbeddedBackend:
                 page, after, total = self._by_score(searcher, query, req)
             else:
                 page, after, total = self._by_key(index, searcher, query, req)
-            hits = [orjson.loads(searcher.doc(a).get_first(SOURCE_FIELD)) for a in page]
+            hits = [stored_source(searcher, a) for a in page]
             aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req)
         except ApiError:
             raise
@@ -330,8 +336,9 @@ class EmbeddedBackend:
         above the lowest fetched one: then nothing unfetched can belong before or inside the page. The first
         search also counts (one pass over the matches, not two).
         """
+        first: tantivy.SearchResult | None
         first = searcher.search(query, req.offset + req.size + 1 if req.descending else 1)
-        total = first.count
+        total = hit_count(first)
         if not total:
             return [], None, 0
         if isinstance(req.query, CONSTANT_SCORE) and first.hits:
@@ -343,7 +350,7 @@ class EmbeddedBackend:
             scored = first.hits if first is not None and len(first.hits) == limit else \
                 searcher.search(query, limit, count=False).hits
             first = None
-            recids = searcher.fast_field_values("recid", [a for _, a in scored])
+            recids = int_column(searcher, "recid", [a for _, a in scored])
             keyed = sorted(((float(s), -r, a) for (s, a), r in zip(scored, recids, strict=True)),
                            key=lambda t: (t[0], t[1]), reverse=req.descending)
             if req.after is not None:
@@ -388,9 +395,9 @@ class EmbeddedBackend:
         if req.after is not None:
             key = str(req.after[0])
             if not key or any(c not in "0123456789abcdef" for c in key):
-                raise ast.invalid("Invalid cursor: use the links.next URL of a previous page.", "cursor")
+                raise invalid("Invalid cursor: use the links.next URL of a previous page.", "cursor")
             past = index.parse_query(f"{key_field}:{'<' if req.descending else '>'}{key}", [key_field])
-            total = searcher.search(query, 1).count  # the total of the whole search, not of what is left
+            total = hit_count(searcher.search(query, 1))  # the total of the whole search, not of what is left
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, past)])
             offset = 0
         order = tantivy.Order.Desc if req.descending else tantivy.Order.Asc
@@ -398,7 +405,7 @@ class EmbeddedBackend:
                                  order=order)
         found = result.hits
         return [a for _, a in found], ([found[-1][0]] if found else None), \
-            result.count if total is None else total
+            hit_count(result) if total is None else total
 
     def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, over the query without post-filters."""

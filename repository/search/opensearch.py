@@ -13,41 +13,55 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
 from repository.errors import ServiceUnavailable
-from repository.search import query as ast
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION
 from repository.search.mapping import SOURCE_FIELD, load_template, template_digest
 from repository.search.params import SearchRequest
+from repository.search.query import (
+    Bool,
+    Exists,
+    GeoBox,
+    MatchAll,
+    MatchNone,
+    Node,
+    Range,
+    Regex,
+    Term,
+    Terms,
+    Text,
+    Wildcard,
+    invalid,
+)
 
 
 def _value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def to_dsl(node: ast.Node) -> dict[str, Any]:
+def to_dsl(node: Node) -> dict[str, Any]:
     """One query tree node as an OpenSearch query clause."""
-    if isinstance(node, ast.MatchAll):
+    if isinstance(node, MatchAll):
         return {"match_all": {}}
-    if isinstance(node, ast.MatchNone):
+    if isinstance(node, MatchNone):
         return {"match_none": {}}
-    if isinstance(node, ast.Term):
+    if isinstance(node, Term):
         return {"term": {node.field: {"value": node.value}}}
-    if isinstance(node, ast.Terms):
+    if isinstance(node, Terms):
         return {"terms": {node.field: list(node.values)}}
-    if isinstance(node, ast.Text):
+    if isinstance(node, Text):
         return {"match_phrase": {node.field: {"query": node.text}}}
-    if isinstance(node, ast.Wildcard):
+    if isinstance(node, Wildcard):
         return {"wildcard": {node.field: {"value": node.pattern}}}
-    if isinstance(node, ast.Regex):
+    if isinstance(node, Regex):
         return {"regexp": {node.field: {"value": node.pattern}}}
-    if isinstance(node, ast.Range):
+    if isinstance(node, Range):
         bounds = {k: _value(getattr(node, k)) for k in ("gte", "gt", "lte", "lt") if getattr(node, k) is not None}
         if any(isinstance(getattr(node, k), datetime) for k in ("gte", "gt", "lte", "lt")):
             bounds["format"] = "strict_date_optional_time"
         return {"range": {node.field: bounds}}
-    if isinstance(node, ast.Exists):
+    if isinstance(node, Exists):
         return {"exists": {"field": node.field}}
-    if isinstance(node, ast.GeoBox):
+    if isinstance(node, GeoBox):
         return {"geo_bounding_box": {node.field: {"top_left": {"lat": node.max_lat, "lon": node.min_lon},
                                                   "bottom_right": {"lat": node.min_lat, "lon": node.max_lon}}}}
     clauses = {name: [to_dsl(n) for n in getattr(node, name)] for name in ("must", "filter", "should", "must_not")}
@@ -82,13 +96,13 @@ def sort_body(req: SearchRequest) -> list[dict[str, Any]]:
 
 def search_body(req: SearchRequest) -> dict[str, Any]:
     """The request body of one search: query + filters, post_filter, aggs, sort, page or search_after."""
-    query = ast.Bool(must=(req.query,), filter=req.filters) if req.filters else req.query
+    query = Bool(must=(req.query,), filter=req.filters) if req.filters else req.query
     body: dict[str, Any] = {
         "query": to_dsl(query), "sort": sort_body(req), "size": req.size, "track_total_hits": True,
         "_source": [SOURCE_FIELD],
     }
     if req.post_filters:
-        body["post_filter"] = to_dsl(ast.Bool(filter=req.post_filters))
+        body["post_filter"] = to_dsl(Bool(filter=req.post_filters))
     aggs = aggregations_body(req.facets)
     if aggs:
         body["aggs"] = aggs
@@ -165,7 +179,7 @@ class OpenSearchBackend:
         except OSConnectionError as exc:
             raise ServiceUnavailable("The search engine is unavailable.") from exc
         except RequestError as exc:
-            raise ast.invalid(f"The search engine rejected the query: {exc.error}.") from exc
+            raise invalid(f"The search engine rejected the query: {exc.error}.") from exc
         except NotFoundError:
             raise
         except TransportError as exc:

@@ -9,7 +9,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from repository.errors import BadRequest, field_error
 from repository.search.documents import SORT_ORDERS
@@ -43,9 +43,12 @@ _CUSTOM = re.compile(r"\[([^\[\]]+)\]:(?:\[(.*)\]|(.+))", re.DOTALL)
 
 
 class Args(Protocol):
-    """The part of werkzeug's MultiDict used here."""
+    """The part of werkzeug's MultiDict used here (overloaded as MultiDict's own `get` is)."""
 
-    def get(self, key: str, default: Any = None) -> Any: ...
+    @overload
+    def get(self, key: str) -> Any: ...
+    @overload
+    def get(self, key: str, default: Any) -> Any: ...
 
     def getlist(self, key: str) -> list[str]: ...
 
@@ -155,6 +158,8 @@ def parse_date_filter(raw: str) -> Range | MatchNone:
     """`yyyy--yyyy` with either side optional; `>` on the left or `<` on the right makes that side strict."""
     if raw.count("--") != 1:
         raise invalid("Invalid range format.", "publication_date")
+    low: str | None
+    high: str | None
     low, high = (part.strip() for part in raw.split("--"))
     strict_low, strict_high = low.startswith(">"), high.startswith("<")
     low, high = low.lstrip(">").strip() or None, high.lstrip("<").strip() or None

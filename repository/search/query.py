@@ -387,7 +387,9 @@ class _Compiler:
         return build(field) if field is not None else _any([build(f) for f in self.defaults])
 
     def operation(self, children: Any, field: Field | None, conjunction: bool) -> Node:
-        must, should, must_not = [], [], []
+        must: list[Node] = []
+        should: list[Node] = []
+        must_not: list[Node] = []
         for child in children:
             if isinstance(child, lq.Not | lq.Prohibit):
                 must_not.append(self.node(child.a, field))
@@ -417,8 +419,8 @@ class _Compiler:
         return _leaf(field, text, chars)
 
     def phrase(self, text: str, field: Field | None) -> Node:
-        if field is None and _DOI.fullmatch(text.strip()):
-            return identifier_query(_DOI.fullmatch(text.strip()).group(1))
+        if field is None and (doi := _DOI.fullmatch(text.strip())):
+            return identifier_query(doi.group(1))
         return self.default(field, lambda f: _leaf(f, text))
 
     def range(self, n: lq.Item, field: Field | None) -> Node:
@@ -511,7 +513,8 @@ def _check_cost(node: Node) -> None:
 
 def clauses_of(node: Node) -> list[Node]:
     """The leaf clauses of a compiled tree."""
-    leaves, stack = [], [node]
+    leaves: list[Node] = []
+    stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, Bool):

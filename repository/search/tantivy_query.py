@@ -6,13 +6,26 @@ import base64
 import json
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import tantivy
 
-from repository.search import query as ast
 from repository.search.mapping import SOURCE_FIELD, Field
+from repository.search.query import (
+    Exists,
+    GeoBox,
+    MatchAll,
+    MatchNone,
+    Node,
+    Range,
+    Regex,
+    Term,
+    Terms,
+    Text,
+    Wildcard,
+    invalid,
+)
 
 DATES = (datetime(1677, 9, 22, tzinfo=UTC), datetime(2262, 4, 11, tzinfo=UTC))  # what the engine's dates can hold
 PRESENT = "_present"  # names of the fields a document has, so `_exists_` works on every field kind
@@ -40,6 +53,27 @@ def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
     sb.add_text_field(PRESENT, tokenizer_name="raw")
     sb.add_bytes_field(SOURCE_FIELD, stored=True)
     return sb.build()
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    """The number of matches of a counting search (`count=True`). One place to read it because tantivy.pyi
+    (0.27) leaves out the `count` attribute that the extension has."""
+    count: int = result.count  # type: ignore[attr-defined]  # present at run time, missing from tantivy.pyi
+    return count
+
+
+def int_column(searcher: tantivy.Searcher, field: str, addresses: list[tantivy.DocAddress]) -> list[int]:
+    """The values of integer fast field `field` (recid, revision) for `addresses`; tantivy types the values of
+    any column as `int | float | bool | None`."""
+    return cast(list[int], searcher.fast_field_values(field, addresses))
+
+
+def stored_source(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Any:
+    """The indexed document's own JSON, which every document stores (`to_tantivy_json`)."""
+    stored = searcher.doc(address).get_first(SOURCE_FIELD)
+    if stored is None:
+        raise LookupError(f"tantivy document {address} has no {SOURCE_FIELD}")
+    return orjson.loads(stored)
 
 
 def _date(value: Any) -> datetime:
@@ -143,34 +177,34 @@ class Translator:
         f = self.fields[name]
         return value.lower() if f.kind == "keyword" and f.lowercase and isinstance(value, str) else value
 
-    def __call__(self, node: ast.Node) -> tantivy.Query:
+    def __call__(self, node: Node) -> tantivy.Query:
         Q, schema = tantivy.Query, self.schema
-        if isinstance(node, ast.MatchAll):
+        if isinstance(node, MatchAll):
             return Q.all_query()
-        if isinstance(node, ast.MatchNone):
+        if isinstance(node, MatchNone):
             return Q.empty_query()
-        if isinstance(node, ast.Term):
+        if isinstance(node, Term):
             return Q.term_query(schema, node.field, self.value(node.field, node.value))
-        if isinstance(node, ast.Terms):
+        if isinstance(node, Terms):
             return Q.term_set_query(schema, node.field, [self.value(node.field, v) for v in node.values])
-        if isinstance(node, ast.Text):
+        if isinstance(node, Text):
             words = _ANALYZER.analyze(node.text)
             if not words:
                 return Q.empty_query()
             return Q.term_query(schema, node.field, words[0]) if len(words) == 1 else \
-                Q.phrase_query(schema, node.field, words)
-        if isinstance(node, ast.Wildcard):
+                Q.phrase_query(schema, node.field, list(words))
+        if isinstance(node, Wildcard):
             return Q.regex_query(schema, node.field, wildcard_regex(node.pattern))
-        if isinstance(node, ast.Regex):
+        if isinstance(node, Regex):
             try:
                 return Q.regex_query(schema, node.field, node.pattern)
             except ValueError as exc:  # the two regex dialects differ at the edges
-                raise ast.invalid(f"Invalid regular expression /{node.pattern}/: {exc}") from None
-        if isinstance(node, ast.Range):
+                raise invalid(f"Invalid regular expression /{node.pattern}/: {exc}") from None
+        if isinstance(node, Range):
             return self.range(node)
-        if isinstance(node, ast.Exists):
+        if isinstance(node, Exists):
             return Q.term_query(schema, PRESENT, node.field)
-        if isinstance(node, ast.GeoBox):
+        if isinstance(node, GeoBox):
             return self.geo(node)
         clauses = [(tantivy.Occur.Must, self(n)) for n in node.must]
         clauses += [(tantivy.Occur.Must, Q.const_score_query(self(n), 0.0)) for n in node.filter]
@@ -180,7 +214,7 @@ class Translator:
         clauses += [(tantivy.Occur.MustNot, self(n)) for n in node.must_not]
         return Q.boolean_query(clauses)
 
-    def range(self, node: ast.Range) -> tantivy.Query:
+    def range(self, node: Range) -> tantivy.Query:
         kind = self.fields[node.field].kind
         field_type = tantivy.FieldType.Date if kind == "date" else tantivy.FieldType.Integer
         lower = node.gte if node.gte is not None else node.gt
@@ -197,7 +231,7 @@ class Translator:
         return tantivy.Query.range_query(self.schema, node.field, field_type, lower_bound=lower, upper_bound=upper,
                                          include_lower=node.gt is None, include_upper=node.lt is None)
 
-    def geo(self, box: ast.GeoBox) -> tantivy.Query:
+    def geo(self, box: GeoBox) -> tantivy.Query:
         """Lat and lon are separate multi-valued columns: find candidates, then keep records with one point inside."""
         Q, F = tantivy.Query, tantivy.FieldType.Float
         lat = Q.range_query(self.schema, f"{box.field}.lat", F, *_widened(box.min_lat, box.max_lat))
@@ -207,10 +241,10 @@ class Translator:
                                 Q.range_query(self.schema, f"{box.field}.lon", F, *_widened(lo, hi)))
                                for lo, hi in spans])
         candidates = Q.boolean_query([(tantivy.Occur.Must, lat), (tantivy.Occur.Must, lon)])
-        count = self.searcher.search(candidates, 1).count
+        count = hit_count(self.searcher.search(candidates, 1))
         kept = []
         for _, address in self.searcher.search(candidates, max(count, 1)).hits if count else []:
-            record = orjson.loads(self.searcher.doc(address).get_first(SOURCE_FIELD))
+            record = stored_source(self.searcher, address)
             for loc in (record.get("metadata") or {}).get("locations") or []:
                 if _inside(box, loc.get("lat"), loc.get("lon"), spans):
                     kept.append(int(record["id"]))
@@ -224,7 +258,7 @@ def _widened(low: float, high: float) -> tuple[float, float]:
     return math.nextafter(low, -math.inf), math.nextafter(high, math.inf)
 
 
-def _inside(box: ast.GeoBox, lat: Any, lon: Any, spans: list[tuple[float, float]]) -> bool:
+def _inside(box: GeoBox, lat: Any, lon: Any, spans: list[tuple[float, float]]) -> bool:
     if not isinstance(lat, int | float) or not isinstance(lon, int | float):
         return False
     return box.min_lat <= lat <= box.max_lat and any(lo <= lon <= hi for lo, hi in spans)

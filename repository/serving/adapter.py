@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import contextvars
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -21,7 +21,7 @@ from urllib.parse import unquote_to_bytes
 import orjson
 from werkzeug.exceptions import ClientDisconnected
 
-Message = dict[str, Any]
+Message = MutableMapping[str, Any]  # what gunicorn's ASGI types say
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
@@ -77,7 +77,7 @@ class RequestBody:
     def readlines(self, hint: int = -1) -> list[bytes]:
         return list(iter(self.readline, b""))
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self) -> Iterator[bytes]:
         return iter(self.readline, b"")
 
 
@@ -228,7 +228,7 @@ class _Call:
         self.status = 500
         self.headers: list[tuple[bytes, bytes]] = []
         self.result: Iterable[bytes] | None = None
-        self.iterator: Iterator[bytes] | None = None
+        self.iterator: Iterator[bytes] = iter(())  # the body's chunks, once the app is called
 
     def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable:
         self.status = int(status.split(" ", 1)[0])
@@ -256,7 +256,7 @@ class _Call:
     def _batch(self) -> tuple[list[bytes], bool]:
         chunks: list[bytes] = []
         size = 0
-        for chunk in self.iterator:  # type: ignore[union-attr]
+        for chunk in self.iterator:
             chunks.append(chunk)
             size += len(chunk)
             if size >= self.batch_bytes:

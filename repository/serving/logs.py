@@ -7,6 +7,7 @@ import logging
 import re
 from typing import Any
 
+from gunicorn.config import Config
 from gunicorn.glogging import Logger as GunicornLogger
 
 REDACTED = "[redacted]"
@@ -38,13 +39,13 @@ def install_redaction() -> None:
             record.msg, record.args = cleaned, None
         return record
 
-    make_record.redacting = True  # type: ignore[attr-defined]
+    make_record.redacting = True  # type: ignore[attr-defined]  # a marker on the function, read by getattr above
     logging.setLogRecordFactory(make_record)
 
 
 class Logger(GunicornLogger):
     """gunicorn's logger (`--logger-class repository.serving.logs.Logger`) with access tokens redacted."""
 
-    def setup(self, cfg) -> None:  # type: ignore[no-untyped-def]
+    def setup(self, cfg: Config) -> None:
         install_redaction()
         super().setup(cfg)

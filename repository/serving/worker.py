@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from gunicorn.asgi.protocol import ASGIProtocol
+from gunicorn.config import Config
+from gunicorn.glogging import Logger as GLogger
 from gunicorn.workers.gasgi import ASGIWorker
 
 from repository.serving.adapter import WSGIFront
@@ -28,8 +33,34 @@ MESSAGES = {
     501: "The request uses a transfer coding this server does not implement.",
 }
 
+if TYPE_CHECKING:
+    # The gunicorn internals this module builds on, as gunicorn 27 has them: types-gunicorn declares the public
+    # API only. At run time the bases are gunicorn's own classes.
+    class _GunicornWorker(ASGIWorker):
+        loop: asyncio.AbstractEventLoop  # set before any connection is served
+        sockets: list[Any]  # gunicorn's BaseSocket wrappers (types-gunicorn says socket.socket)
+        wsgi: Any  # `app.wsgi()`, typed WSGI-or-ASGI; the service's app is WSGI
 
-class Protocol(ASGIProtocol):
+        def _get_ssl_context(self) -> ssl.SSLContext | None: ...
+        async def _shutdown(self) -> None: ...
+
+    class _GunicornProtocol(ASGIProtocol):
+        worker: _GunicornWorker
+        _is_ssl: bool
+        _closed: bool
+        _current_request: object | None
+        _request_ready: asyncio.Event | None
+
+        def _on_headers_complete(self) -> bool: ...
+        def _build_http_scope(self, request: Any, sockname: Any, peername: Any) -> dict[str, Any]: ...
+        def _close_transport(self) -> None: ...
+        def _safe_write(self, data: bytes) -> None: ...
+        def _get_reason_phrase(self, status: int) -> str: ...
+else:
+    _GunicornWorker, _GunicornProtocol = ASGIWorker, ASGIProtocol
+
+
+class Protocol(_GunicornProtocol):
     """gunicorn's HTTP/1.1 protocol with a header deadline and JSON error answers."""
 
     _header_timer: asyncio.TimerHandle | None = None
@@ -43,7 +74,7 @@ class Protocol(ASGIProtocol):
             self._header_timer.cancel()
             self._header_timer = None
 
-    def _on_headers_complete(self):  # type: ignore[no-untyped-def]
+    def _on_headers_complete(self) -> bool:
         self._cancel_header_timer()
         return super()._on_headers_complete()
 
@@ -51,7 +82,7 @@ class Protocol(ASGIProtocol):
         self._cancel_header_timer()
         super().connection_lost(exc)
 
-    def _build_http_scope(self, request, sockname, peername):  # type: ignore[no-untyped-def]
+    def _build_http_scope(self, request: Any, sockname: Any, peername: Any) -> dict[str, Any]:
         # The scheme is the connection's own, whatever gunicorn's forwarded-header settings: the app applies
         # X-Forwarded-Proto itself when TRUSTED_PROXIES says so.
         scope = super()._build_http_scope(request, sockname, peername)
@@ -67,7 +98,8 @@ class Protocol(ASGIProtocol):
         if self._request_ready is not None:
             self._request_ready.set()  # the connection's task sees it closed and ends
 
-    def _send_error_response(self, status: int, message: str, extra_headers=()) -> None:  # type: ignore[no-untyped-def]
+    def _send_error_response(self, status: int, message: str,
+                             extra_headers: Iterable[tuple[str, str]] = ()) -> None:
         # gunicorn's text may quote the request (a URL with its access_token): answer with fixed text instead.
         body = b"" if status >= 500 and status != 501 else orjson.dumps(
             {"message": MESSAGES.get(status, "The request cannot be served."), "status": status})
@@ -77,11 +109,11 @@ class Protocol(ASGIProtocol):
              f"Content-Length: {len(body)}\r\n{head}Connection: close\r\n\r\n").encode("latin-1") + body)
 
 
-class Worker(ASGIWorker):
+class Worker(_GunicornWorker):
     """gunicorn's asyncio worker serving the WSGI app through `WSGIFront` (`--threads` threads per process)."""
 
     @classmethod
-    def check_config(cls, cfg, log) -> None:  # type: ignore[no-untyped-def]
+    def check_config(cls, cfg: Config, log: GLogger) -> None:
         """`--threads` is used here (gunicorn's asyncio worker warns about it otherwise)."""
 
     def load_wsgi(self) -> None:

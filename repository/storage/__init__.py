@@ -3,7 +3,9 @@
 SQL dialect differences live only in this package.
 """
 
+from sqlalchemy import Connection, Row  # for signatures outside storage (views import no sqlalchemy)
+
 from repository.storage.engine import Database, open_database
 from repository.storage.migrate import upgrade
 
-__all__ = ["Database", "open_database", "upgrade"]
+__all__ = ["Connection", "Database", "Row", "open_database", "upgrade"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Iterator
+import sqlite3
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -12,6 +15,8 @@ from sqlalchemy.engine import make_url
 BUSY_TIMEOUT_MS = 30_000  # how long a SQLite writer queues for the lock
 # Asked for a scan: SQLite maps at most the file and its build's cap (often 2 GB) and reads the rest as usual.
 SCAN_MMAP_BYTES = 1 << 34
+
+log = logging.getLogger("repository.storage")
 
 _AFTER_COMMIT = "repository.after_commit"  # key in Connection.info of the actions waiting for the commit
 # Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
@@ -24,7 +29,15 @@ class Database:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.is_sqlite = engine.dialect.name == "sqlite"
+        # Work that code inside a transaction asks for by name (`after_commit(conn, name)`), wired once at start-up
+        # by the object that does it (the indexer applies the outbox), so the domain needs no handle on it.
+        self.hooks: dict[str, Callable[..., object]] = {}
         _OPEN.add(self)
+
+    def wire(self, name: str, action: Callable[..., object]) -> None:
+        """Make the after-commit work `name` call `action` in this process (the last wiring wins); unwired, the
+        work is left to the background worker's pass."""
+        self.hooks[name] = action
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -49,18 +62,35 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """One transaction: committed when the block ends, rolled back if it raises; then the actions registered
-        with `after_commit` run (only after a commit)."""
-        with self.engine.connect() as conn:
-            conn = conn.execution_options(write=True)
-            conn.info[_AFTER_COMMIT] = []
+        """One transaction: committed when the block ends, rolled back if it raises; then, with the connection
+        back in the pool, the actions registered with `after_commit` run (after a rollback only those that asked
+        for it)."""
+        pending: list[_Pending] = []
+        try:
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(write=True)
+                conn.info[_AFTER_COMMIT] = pending
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    conn.info.pop(_AFTER_COMMIT, None)  # the info lives with the pooled connection
+        except BaseException:
+            self._run([entry for entry in pending if entry.after_rollback])
+            raise
+        self._run(pending)
+
+    def _run(self, pending: list[_Pending]) -> None:
+        """Run each action once; a failure is logged and the others still run: the transaction is over, so its
+        caller must not see an error (what the action failed to do, the worker's pass does)."""
+        for entry in pending:
+            action = self.hooks.get(entry.action) if isinstance(entry.action, str) else entry.action
+            if action is None:
+                continue  # not wired in this process: the worker's pass does it
             try:
-                with conn.begin():
-                    yield conn
-                for action in conn.info[_AFTER_COMMIT]:
-                    action()
-            finally:
-                conn.info.pop(_AFTER_COMMIT, None)  # the info lives with the pooled connection
+                action(*entry.args)
+            except Exception:  # noqa: BLE001 - see the docstring
+                log.exception("after-commit action %r%r failed", entry.action, entry.args)
 
     @contextmanager
     def brief_write(self, wait_ms: int = 250) -> Iterator[Connection]:
@@ -73,7 +103,7 @@ class Database:
                     yield conn
                 return
             # Outside any transaction (the driver is in autocommit mode), so the pragma takes effect at BEGIN.
-            raw = conn.connection.driver_connection
+            raw: Any = conn.connection.driver_connection  # the sqlite3 connection (None only once it is closed)
             raw.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
             try:
                 with conn.execution_options(write=True).begin():
@@ -85,15 +115,31 @@ class Database:
         self.engine.dispose()
 
 
-def after_commit(conn: Connection, action: Callable[[], object]) -> None:
-    """Run `action` once the `Database.write()` transaction of `conn` has committed, never after a rollback (at
-    once outside one): for effects no rollback could undo, such as removing a file whose row the transaction
-    deletes."""
-    pending = conn.info.get(_AFTER_COMMIT)
+class _Pending(NamedTuple):
+    action: Callable[..., object] | str  # a name: the work wired on the Database under it
+    args: tuple[Hashable, ...]
+    after_rollback: bool
+
+
+def after_commit(conn: Connection, action: Callable[..., object] | str, *args: Hashable,
+                 after_rollback: bool = False) -> None:
+    """Run `action(*args)` once the `Database.write()` transaction of `conn` has committed, never after a rollback
+    unless `after_rollback` (work that reads the state left either way). The one way to act after a commit: for
+    effects no rollback could undo (removing a file whose row the transaction deletes) and for work other
+    transactions must see committed (applying the outbox). `action` may name work wired with `Database.wire`;
+    asking twice for the same action and arguments runs it once. Outside a `write()` there is no commit to wait
+    for: a callable runs at once, a name is left to the worker's pass."""
+    pending: list[_Pending] | None = conn.info.get(_AFTER_COMMIT)
     if pending is None:
-        action()
-    else:
-        pending.append(action)
+        if not isinstance(action, str):
+            action(*args)
+        return
+    entry = _Pending(action, args, after_rollback)
+    for i, known in enumerate(pending):
+        if (known.action, known.args) == (action, args):
+            pending[i] = entry if after_rollback else known
+            return
+    pending.append(entry)
 
 
 def close_all() -> None:
@@ -104,7 +150,7 @@ def close_all() -> None:
 
 def _sqlite_events(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
-    def on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    def on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         # Take transaction control from the driver so BEGIN is emitted by us (see on_begin).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()

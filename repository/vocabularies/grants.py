@@ -12,7 +12,7 @@ from repository.errors import NotFound, field_error
 from repository.storage.tables.core import funders, grants
 from repository.timeutil import isoformat
 from repository.vocabularies.funders import dois_by_acronym, funder_json
-from repository.vocabularies.grant_ids import parse_grant_id as parse_id
+from repository.vocabularies.grant_ids import parse_grant_id
 from repository.vocabularies.identifiers import normalize_doi
 from repository.vocabularies.listing import Page, matches_all, query_terms
 from repository.vocabularies.terms import EC_FUNDER_DOI, GRANT_ID_SEPARATOR
@@ -32,7 +32,7 @@ def find(conn: Connection, funder_doi: str, code: str) -> Row | None:
 
 def get(conn: Connection, grant_id: str) -> Row:
     """The grant with id `<funder DOI>::<code>` (or a bare EC code); NotFound (404) if unknown or malformed."""
-    parsed = parse_id(grant_id)
+    parsed = parse_grant_id(grant_id)
     row = None if isinstance(parsed, str) else find(conn, *parsed)
     if row is None:
         raise NotFound(f"Grant {grant_id!r} not found.")
@@ -43,7 +43,7 @@ def validate_grant_ids(conn: Connection, ids: Iterable[str]) -> list[dict[str, s
     """The errors (`grants.<index>.id`) of a deposit's grant ids: malformed, funder not accepted, or unknown."""
     errors = []
     for index, grant_id in enumerate(ids):
-        parsed = parse_id(grant_id)
+        parsed = parse_grant_id(grant_id)
         if isinstance(parsed, str):
             errors.append(field_error(f"grants.{index}.id", parsed))
         elif find(conn, *parsed) is None:

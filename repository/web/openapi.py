@@ -9,6 +9,7 @@ from typing import Any
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
+from werkzeug.routing import Rule
 
 CONVERTER_TYPES = {"int": "integer", "string": "string", "path": "string", "default": "string", "uuid": "string"}
 SKIPPED_ENDPOINTS = {"static"}
@@ -18,13 +19,13 @@ def doc(**spec: Any) -> Callable:
     """Attach OpenAPI details to a view: `parameters`, `request` (schema or media types), `responses`, `tags`."""
 
     def decorator(view: Callable) -> Callable:
-        view.openapi = {**getattr(view, "openapi", {}), **spec}
+        view.__dict__["openapi"] = {**getattr(view, "openapi", {}), **spec}  # read by build_spec
         return view
 
     return decorator
 
 
-def _path_and_params(rule) -> tuple[str, list[dict]]:  # type: ignore[no-untyped-def]
+def _path_and_params(rule: Rule) -> tuple[str, list[dict]]:
     params = []
     path = rule.rule
     for match in re.finditer(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>", rule.rule):

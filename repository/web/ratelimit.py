@@ -5,7 +5,7 @@ Counters live where RATELIMIT_STORAGE_URI says, through the `limits` library's s
 machine's server processes (embedded shape, repository/web/ratelimit_store.py), Redis (scaled shape) or each process's
 memory. The checks are a before/after-request pair over `limits` rather than flask-limiter's middleware, which
 resolved and parsed every limit on every request: about 330 us of CPU a request in the test client, where these
-hooks take about 30 us (two counters in one locked step of the file store, three headers). `scripts/bench.py
+hooks take about 30 us (two counters in one locked step of the file store, three headers). `bench/bench.py
 --parts ratelimit` measures the ceiling endpoint with limits on against off.
 """
 
@@ -54,6 +54,7 @@ class RateLimiter:
         self.resolve_identity = resolve_identity
         self.guest = parse_many(settings.RATELIMIT_GUEST)
         self.user = parse_many(settings.RATELIMIT_USER)
+        # An `async+` URI would give an async storage: RATELIMIT_STORAGE_URI names a sync one (memory, redis, file).
         self.storage: Storage = storage_from_string(settings.RATELIMIT_STORAGE_URI)  # type: ignore[assignment]
         self.fallback = MemoryStorage()
         self.failed_until = 0.0
@@ -81,7 +82,8 @@ class RateLimiter:
     # the request hooks
     def check(self) -> None:
         """Count this request against every limit that applies; 429 when one is exceeded."""
-        current = request._get_current_object()  # type: ignore[attr-defined]  # one proxy lookup, not five
+        # One proxy lookup, not five; flask types `request` as the Request, not as the LocalProxy it is.
+        current = request._get_current_object()  # type: ignore[attr-defined]
         endpoint = current.endpoint or ""
         if is_preflight(current) or endpoint == "static" or endpoint.endswith(".static"):
             return  # a browser's preflight is not a request of its own; static files are free
@@ -130,7 +132,7 @@ class RateLimiter:
         storage = self._storage()
         try:
             return self._hit(storage, key, plan)
-        except storage.base_exceptions as exc:  # type: ignore[misc]
+        except storage.base_exceptions as exc:
             if storage is self.fallback:
                 raise
             # A dead Redis must not take the API down with it: per-process counters until it is back.
@@ -156,7 +158,7 @@ class RateLimiter:
             storage = self._storage()
             try:
                 hit.expires = storage.get_expiry(hit.key)
-            except storage.base_exceptions:  # type: ignore[misc]
+            except storage.base_exceptions:
                 hit.expires = time.time() + hit.item.get_expiry()
         return hit.expires
 

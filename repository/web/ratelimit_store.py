@@ -99,7 +99,12 @@ class FileStorage(Storage):
         self._open()
         # A forked child must not share the parent's descriptor (an flock would then exclude nobody).
         ref = weakref.ref(self)
-        os.register_at_fork(after_in_child=lambda: (s := ref()) is not None and s._reopen_after_fork())
+
+        def reopen() -> None:
+            if (storage := ref()) is not None:
+                storage._reopen_after_fork()
+
+        os.register_at_fork(after_in_child=reopen)
 
     @property
     def base_exceptions(self) -> tuple[type[Exception], ...]:
@@ -141,11 +146,13 @@ class FileStorage(Storage):
         self.close()
         self._open()
 
-    def _remap(self, slots: int) -> None:
+    def _remap(self, slots: int) -> mmap.mmap:
+        """Map the file at its size for `slots` counters; the new map."""
         if self._map is not None:
             self._map.close()
         self._map = mmap.mmap(self._fd, HEADER_SIZE + slots * SLOT.size)
         self._slots = slots
+        return self._map
 
     def _acquire(self) -> mmap.mmap:
         self._lock.acquire()
@@ -196,8 +203,7 @@ class FileStorage(Storage):
             slots *= 2
         if slots != self._slots:
             os.ftruncate(self._fd, HEADER_SIZE + slots * SLOT.size)
-            self._remap(slots)
-            table = self._map  # type: ignore[assignment]
+            table = self._remap(slots)
             table[:HEADER.size] = HEADER.pack(MAGIC, slots)
         table[HEADER_SIZE:] = bytes(slots * SLOT.size)
         for digest, count, expires in live:

@@ -10,7 +10,6 @@ import logging
 import ssl
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -19,7 +18,6 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from repository.accounts.tokens import Identity, authenticate
-from repository.config import Settings
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -31,29 +29,31 @@ from repository.errors import (
     Unauthorized,
     UnsupportedMediaType,
     disk_full,
+    library_errors,
 )
 from repository.jsonlimits import ShapeError, check_shape
-from repository.storage import Database
+from repository.services import Services
 
 log = logging.getLogger("repository")
 
 
-@dataclass
-class Services:
-    """The objects a request needs, built once by create_app and passed on explicitly."""
-
-    settings: Settings
-    db: Database
-    extras: dict[str, Any]
-
-
 def services() -> Services:
-    return current_app.extensions["repository"]
+    """The services of this application (built by `build_services` in create_app)."""
+    services_: Services = current_app.extensions["repository"]
+    return services_
 
 
 def identity() -> Identity | None:
     """The authenticated caller of this request, or None for a guest."""
     return resolve_identity()
+
+
+def caller() -> Identity:
+    """The authenticated caller, in a view that `require_scope` guards (401 without one, as that answers)."""
+    who = identity()
+    if who is None:
+        raise Unauthorized()
+    return who
 
 
 def resolve_identity() -> Identity | None:
@@ -113,8 +113,7 @@ def require_scope(scope: str | None = None) -> Callable:
                 raise Forbidden(f"The access token lacks the scope {scope!r} needed for this request.")
             return view(*args, **kwargs)
 
-        wrapper.required_scope = scope  # read by the OpenAPI description
-        wrapper.requires_auth = True
+        wrapper.__dict__.update(required_scope=scope, requires_auth=True)  # read by the OpenAPI description
         return wrapper
 
     return decorator
@@ -183,6 +182,9 @@ def install(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def api_error(exc: ApiError) -> Response:
         return json_response(exc.body(), exc.status, exc.headers)
+
+    for library_type, to_api_error in library_errors().items():
+        app.register_error_handler(library_type, lambda exc, convert=to_api_error: api_error(convert(exc)))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:

@@ -4,7 +4,7 @@ import pytest
 from helpers.http import https_client
 from sqlalchemy import select
 
-from repository.accounts import tokens as accounts
+from repository.accounts.tokens import create_token, create_user, hash_token
 from repository.errors import BadRequest
 from repository.storage.tables.core import tokens
 from repository.web.request import require_scope
@@ -33,7 +33,7 @@ def test_token_is_random_long_and_stored_only_as_hash(app, make_token):
     assert token != other and len(token) >= 43  # 32 bytes, urlsafe base64
     with app.extensions["repository"].db.read() as conn:
         stored = [row.token_hash for row in conn.execute(select(tokens.c.token_hash))]
-    assert token not in stored and accounts.hash_token(token) in stored
+    assert token not in stored and hash_token(token) in stored
 
 
 def test_missing_token_is_401(scoped_app):
@@ -89,6 +89,6 @@ def test_a_user_cannot_revoke_someone_elses_token(client, make_token):
 
 def test_unknown_scope_is_refused(app):
     with app.extensions["repository"].db.write() as conn:
-        user_id = accounts.create_user(conn, "x@example.org")
+        user_id = create_user(conn, "x@example.org")
         with pytest.raises(BadRequest, match="deposit:everything"):
-            accounts.create_token(conn, user_id, ["deposit:everything"])
+            create_token(conn, user_id, ["deposit:everything"])

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.datadesc_docs import HEADER, VALID_ROWS, csv_bytes
 
 from repository.datadesc import directory_files, field_types_for, table_names, validate_datapackage
 from repository.datadesc.report import MAX_ERRORS
-
-from .conftest import HEADER, VALID_ROWS, csv_bytes
 
 FIELDS = ("resources", 0, "schema", "fields")
 

@@ -6,11 +6,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers.datadesc_docs import VALID_ROWS, csv_bytes
 
 from repository.datadesc import MAX_LIMIT, build_preview_db, query_preview
 from repository.errors import BadRequest
-
-from .conftest import VALID_ROWS, csv_bytes
 
 TYPES = {"country": "string", "year": "integer", "value": "number", "notes": "string"}
 

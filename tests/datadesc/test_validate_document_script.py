@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from .conftest import csv_bytes
+from helpers.datadesc_docs import csv_bytes
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "validate_document.py"
 
@@ -88,6 +87,7 @@ def test_unreadable_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert "cannot read" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a subprocess: seconds of start-up
 def test_as_a_subprocess(package_dir: Path, corpus_file: Path) -> None:
     ok = subprocess.run(
         [sys.executable, str(SCRIPT), str(package_dir / "datapackage.json"), str(corpus_file), "--json"],

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from datadesc.conftest import CORPUS, DESCRIPTOR, VALID_ROWS, csv_bytes
+from helpers.datadesc_docs import CORPUS, DESCRIPTOR, VALID_ROWS, csv_bytes
 from helpers.factories import make_deposit
 
 API = "/api/deposit/depositions"
@@ -29,7 +29,7 @@ def descriptor_bytes(**changes: Any) -> bytes:
 @pytest.fixture
 def runner(app):  # type: ignore[no-untyped-def]
     """The app's background validator; every test ends with it idle, before the database goes away."""
-    validator = app.extensions["repository"].extras["validations"]
+    validator = app.extensions["repository"].validations
     yield validator
     validator.wait_idle()
 

@@ -148,7 +148,7 @@ def test_pending_rows_left_by_a_crash_are_validated_by_the_worker_pass(settings,
         conn.execute(update(datadesc_validations).values(started=utcnow()))
     restarted = create_app(settings)
     try:
-        passes = restarted.extensions["repository"].extras["indexer"].on_pass
+        passes = restarted.extensions["repository"].indexer.on_pass
         for work in passes:
             work()
         assert report(client, auth, dep, "tools.json").json["status"] == "pending"  # the claim is recent
@@ -202,21 +202,20 @@ def test_a_package_in_a_folder_names_the_files_of_its_folder(app, client, auth, 
     elsewhere (a release archive, keys stored before that rule): put them where the service would."""
     import io
 
-    from repository.datadesc import checks as validations
-    from repository.files import buckets as files
+    from repository.datadesc import checks
+    from repository.files import buckets
 
     dep = make_deposit(client, auth)
     assert bucket_put(dep, "elsewhere/data.csv", csv_bytes(*INVALID_ROWS))["key"] == "data.csv"
     svc = app.extensions["repository"]
-    store = svc.extras["files"]
+    store = svc.files
     bucket = dep["links"]["bucket"].rsplit("/", 1)[1]
     for key, content in (("survey/data.csv", csv_bytes(*VALID_ROWS)), ("survey/codebook.md", CODEBOOK),
                          ("survey/datapackage.json", descriptor_bytes())):
         stored = store.write(io.BytesIO(content))
         with svc.db.write() as conn:
-            files.put_object(conn, bucket, key, stored)
-            validations.file_changed(conn, store, bucket, key)
-    runner.kick()  # outside a request nothing starts the runner after the commit
+            buckets.put_object(conn, bucket, key, stored)
+            checks.file_changed(conn, store, bucket, key)  # outside a request too, the commit starts it
     runner.wait_idle()
     body = report(client, auth, dep, "survey/datapackage.json").json
     assert body["status"] == "valid" and body["filename"] == "survey/datapackage.json"

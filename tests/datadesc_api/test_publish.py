@@ -8,9 +8,11 @@ import json
 import pytest
 from helpers.factories import make_deposit, metadata, publish
 from helpers.http import https_client
+from sqlalchemy import delete
 
 from app import create_app
 from repository.accounts import tokens
+from repository.storage.tables.validations import datadesc_validations
 
 from .conftest import API, CORPUS, INVALID_ROWS, report
 
@@ -54,7 +56,7 @@ def test_invalid_documents_do_not_block_by_default(package_deposit, client, auth
 def blocking(make_settings, make_token):  # type: ignore[no-untyped-def]
     """A client of an app with DATADESC_BLOCK_PUBLISH on, its auth headers and its validator."""
     app = create_app(make_settings(DATADESC_BLOCK_PUBLISH=True))
-    runner = app.extensions["repository"].extras["validations"]
+    runner = app.extensions["repository"].validations
     with app.extensions["repository"].db.write() as conn:
         user = tokens.create_user(conn, "blocked@example.org")
         token = tokens.create_token(conn, user, list(tokens.SCOPES))[1]
@@ -85,6 +87,23 @@ def test_blocking_setting_refuses_invalid_and_pending_documents(blocking):
         assert [e["message"] for e in pending.json["errors"]] == [
             "The data-description document 'tools.json' is still being validated: retry in a moment."
         ]
+    runner.wait_idle()
+    assert client.post(f"{API}/{dep['id']}/actions/publish", headers=auth).status_code == 202
+
+
+def test_a_refused_publish_still_starts_validating_documents_it_found_without_report(blocking):
+    """The rows a publish creates for files that had none (uploaded before this feature) roll back with its 400:
+    they are made again after the rollback and validated, so the next publish passes."""
+    client, auth, runner = blocking
+    dep = make_deposit(client, auth)
+    bucket = dep["links"]["bucket"].replace("https://localhost", "")
+    client.put(f"{bucket}/tools.json", data=json.dumps(CORPUS).encode(), headers=auth)
+    runner.wait_idle()
+    with client.application.extensions["repository"].db.write() as conn:
+        conn.execute(delete(datadesc_validations))
+    with runner.paused():
+        refused = client.post(f"{API}/{dep['id']}/actions/publish", headers=auth)
+        assert refused.status_code == 400 and "still being validated" in refused.json["errors"][0]["message"]
     runner.wait_idle()
     assert client.post(f"{API}/{dep['id']}/actions/publish", headers=auth).status_code == 202
 

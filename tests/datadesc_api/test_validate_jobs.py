@@ -30,7 +30,7 @@ class Instance:
     def __init__(self, app) -> None:  # type: ignore[no-untyped-def]
         self.app = app
         self.client = https_client(app)
-        self.jobs = app.extensions["repository"].extras["validation_jobs"]
+        self.jobs = app.extensions["repository"].validation_jobs
 
     def token(self, email: str) -> dict[str, str]:
         with self.app.extensions["repository"].db.write() as conn:
@@ -40,7 +40,7 @@ class Instance:
     def worker_pass(self) -> None:
         """The background worker's pass (scripts/worker.py, or the thread of the embedded shape), then the jobs it
         started."""
-        self.app.extensions["repository"].extras["indexer"].run_pass(grace=0.0)
+        self.app.extensions["repository"].indexer.run_pass(grace=0.0)
         self.jobs.wait_idle()
 
     def poll(self, response, headers):  # type: ignore[no-untyped-def]
@@ -205,6 +205,7 @@ def test_waiting_jobs_per_user_are_bounded(instance):
     assert inst.client.post(URL + "?async=true", json=CORPUS, headers=auth).status_code == 202
 
 
+@pytest.mark.slow  # a subprocess: seconds of start-up
 def test_scripts_worker_takes_up_a_job_of_the_server(instance):
     inst = instance()
     auth = inst.token("a@example.org")

@@ -42,12 +42,12 @@ def test_regex_and_wildcards_still_match(client, auth):
 
 
 def test_the_work_of_a_listing_is_bounded_before_it_starts(client, auth, monkeypatch):
-    from repository.deposits import query as deposit_query
+    from repository.deposits import query
 
     for i in range(3):
         make_deposit(client, auth, title=f"Bounded {i}")
     # Three depositions stand in for thousands: the bound is rows x (clauses + the cost of a document).
-    monkeypatch.setattr(deposit_query, "MAX_MATCH_WORK", 3 * (30 + deposit_query.DOCUMENT_COST))
+    monkeypatch.setattr(query, "MAX_MATCH_WORK", 3 * (30 + query.DOCUMENT_COST))
     assert len(client.get(API, query_string={"q": "bounded"}, headers=auth).json) == 3  # 30 clauses: fits
     refused = client.get(API, query_string={"q": "bounded study"}, headers=auth)  # 60 clauses: does not
     assert refused.status_code == 400 and refused.json["errors"][0]["field"] == "q"

@@ -216,7 +216,7 @@ def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app,
 
     from repository.storage.tables.deposits import deposits, objects
     from repository.timeutil import utcnow
-    from scripts import reindex as reindex_script
+    from scripts import reindex
 
     made = []
     for i in range(3):
@@ -225,7 +225,7 @@ def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app,
         upload(client, auth, dep, name="more.csv", content=f"more {i}".encode())
         assert client.post(f"{API}/{dep['id']}/actions/publish", headers=auth).status_code == 202
         made.append(dep["id"])
-    assert reindex_script.main(["--check", "--quiet"], settings) == 0
+    assert reindex.main(["--check", "--quiet"], settings) == 0
     assert "file check passed" in capsys.readouterr().out
 
     late, lost, _ok = made
@@ -237,7 +237,7 @@ def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app,
                                             updated=utcnow()))
         lost_bucket = conn.execute(select(deposits.c.bucket_id).where(deposits.c.id == lost)).scalar()
         conn.execute(delete(objects).where(objects.c.bucket_id == lost_bucket, objects.c.key == "more.csv"))
-    assert reindex_script.main(["--check", "--quiet"], settings) == 1
+    assert reindex.main(["--check", "--quiet"], settings) == 1
     out = capsys.readouterr().out
     assert f"deposit {late}: its files differ from record {late}'s (only in the deposit: 'late.txt')" in out
     assert f"deposit {lost}: its files differ from record {lost}'s (only in the record: 'more.csv')" in out

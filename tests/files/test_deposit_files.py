@@ -128,7 +128,7 @@ def test_published_bucket_is_locked(client, auth):
 
 
 def test_orphans_from_a_crash_are_swept(app, settings):
-    store = app.extensions["repository"].extras["files"]
+    store = app.extensions["repository"].files
     stored = store.write(io.BytesIO(b"written but never committed"))
     assert Path(store.path(stored.uri)).exists()
     with app.extensions["repository"].db.read() as conn:

@@ -81,7 +81,7 @@ def test_embargo_lifts_by_date_with_nobody_acting(app, client, auth):
             .values(metadata={**row, "embargo_date": yesterday}, embargo_until=yesterday)
         )
     assert download(client, url).status_code == 200
-    indexer = app.extensions["repository"].extras["indexer"]
+    indexer = app.extensions["repository"].indexer
     assert indexer.lift_embargoes() == 1
     indexer.process_pending()
     hit = client.get("/api/records/").json["hits"]["hits"][0]
@@ -100,7 +100,7 @@ def test_a_file_lost_from_disk_is_503_not_500(app, client, auth):
 
     dep = published(client, auth, content=CONTENT)
     url = file_url(client, dep)
-    store = app.extensions["repository"].extras["files"]
+    store = app.extensions["repository"].files
     bucket, key = url.split("/api/files/")[1].split("/", 1)
     with app.extensions["repository"].db.read() as conn:
         from repository.files.buckets import get_object

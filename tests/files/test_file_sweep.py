@@ -11,6 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from helpers.factories import make_deposit, upload
 from helpers.http import https_client
 
@@ -69,10 +70,11 @@ def test_the_server_thread_sweeps_periodically(make_settings, make_token):
         assert wait_until_gone(files["old_tmp"]) and wait_until_gone(files["old_orphan"])
         assert files["fresh_tmp"].exists() and kept.exists()
     finally:
-        app.extensions["repository"].extras["indexer"].stop()
+        app.extensions["repository"].indexer.stop()
         app.extensions["repository"].db.dispose()
 
 
+@pytest.mark.slow  # a subprocess: seconds of start-up
 def test_scripts_worker_sweeps_periodically(make_settings, client, auth, settings):
     root = Path(settings.FILES_ROOT)
     kept = recorded_file(client, auth, root)

@@ -68,10 +68,10 @@ def disk_app(make_settings, small_disk):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def disk_auth(disk_app) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    from repository.accounts import tokens as accounts
+    from repository.accounts.tokens import SCOPES, create_token, create_user
 
     with disk_app.extensions["repository"].db.write() as conn:
-        token = accounts.create_token(conn, accounts.create_user(conn, "full@example.org"), list(accounts.SCOPES))[1]
+        token = create_token(conn, create_user(conn, "full@example.org"), list(SCOPES))[1]
     return {"Authorization": f"Bearer {token}"}
 
 
@@ -139,10 +139,10 @@ def test_a_replacement_whose_transaction_dies_keeps_the_old_file(app, client, au
     database, a network failure): the rollback brings the old row back, and its bytes must still be there."""
     import json
 
-    from datadesc.conftest import DESCRIPTOR, VALID_ROWS, csv_bytes
+    from helpers.datadesc_docs import DESCRIPTOR, VALID_ROWS, csv_bytes
     from sqlalchemy import select, text
 
-    from repository.storage.tables.validations import datadesc_validations as validations
+    from repository.storage.tables.validations import datadesc_validations
 
     dep = make_deposit(client, auth)
     bucket = dep["links"]["bucket"].replace("https://localhost", "")
@@ -151,13 +151,14 @@ def test_a_replacement_whose_transaction_dies_keeps_the_old_file(app, client, au
     assert client.put(f"{bucket}/datapackage.json", data=json.dumps(DESCRIPTOR).encode(),
                       headers=auth).status_code == 200
     services = app.extensions["repository"]
-    services.extras["validations"].wait_idle()
+    services.validations.wait_idle()
     answers: list = []
     with services.db.engine.connect() as blocker, services.db.engine.connect() as killer:
         blocker.begin()
         # Hold the package's report: replacing the table it names makes the PUT mark it stale, so the PUT waits
         # there, after it released the old table's file.
-        blocker.execute(select(validations).where(validations.c.key == "datapackage.json").with_for_update())
+        blocker.execute(select(datadesc_validations)
+                        .where(datadesc_validations.c.key == "datapackage.json").with_for_update())
         thread = threading.Thread(target=lambda: answers.append(
             https_client(app).put(f"{bucket}/data.csv", data=b"other,table\n", headers=auth)))
         thread.start()
@@ -187,10 +188,10 @@ def test_a_full_disk_under_the_database_or_temporary_files_answers_507(make_sett
         app = create_app(make_settings(INSTANCE_PATH=str(disk / "instance"), FILES_ROOT=str(disk / "files"),
                                        DATABASE_URL=f"sqlite:///{disk}/instance/repository.db"))
         client = https_client(app)
-        from repository.accounts import tokens as accounts
+        from repository.accounts.tokens import SCOPES, create_token, create_user
 
         with app.extensions["repository"].db.write() as conn:
-            token = accounts.create_token(conn, accounts.create_user(conn, "f@example.org"), list(accounts.SCOPES))[1]
+            token = create_token(conn, create_user(conn, "f@example.org"), list(SCOPES))[1]
         auth = {"Authorization": f"Bearer {token}"}
         dep = make_deposit(client, auth)
         filler = fill(disk)

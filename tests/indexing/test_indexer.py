@@ -12,7 +12,7 @@ from repository.timeutil import utcnow
 def test_the_worker_leaves_new_rows_to_their_request_then_applies_them(app, client, auth):
     dep = published(client, auth)
     services = app.extensions["repository"]
-    indexer = services.extras["indexer"]
+    indexer = services.indexer
     with services.db.write() as conn:
         conn.execute(insert(outbox).values(kind="index", recid=dep["id"], created=utcnow(), attempts=0))
         conn.execute(insert(outbox).values(kind="index", recid=dep["id"], attempts=0,

@@ -3,19 +3,19 @@
 from helpers.factories import new_version, published
 from sqlalchemy import delete, select, update
 
+import scripts.reindex
 from repository.indexing import reindex
 from repository.storage.tables.derived import built_records, renditions
-from scripts import reindex as reindex_script
 from scripts import takedown, worker
 
 
 def test_reindex_and_check(app, client, auth, settings, capsys):
     made = [published(client, auth, title=f"Record {i}", content=f"{i}".encode())["id"] for i in range(3)]
-    assert reindex_script.main(["--check", "--quiet"], settings) == 0
-    assert reindex_script.main(["--quiet"], settings) == 0
+    assert scripts.reindex.main(["--check", "--quiet"], settings) == 0
+    assert scripts.reindex.main(["--quiet"], settings) == 0
     out = capsys.readouterr().out
     assert "reindexed 3 records" in out and "index check passed" in out
-    search = app.extensions["repository"].extras["search"]
+    search = app.extensions["repository"].search
     assert set(search.get_revisions()) == set(made)  # the server's backend sees the swapped index
     assert sorted(h["id"] for h in client.get("/api/records/").json["hits"]["hits"]) == sorted(made)
 
@@ -23,22 +23,22 @@ def test_reindex_and_check(app, client, auth, settings, capsys):
 def test_check_catches_a_corrupted_index(app, client, auth, settings, capsys):
     first = published(client, auth, title="Kept", content=b"1")
     second = published(client, auth, title="Lost", content=b"2")
-    search = app.extensions["repository"].extras["search"]
+    search = app.extensions["repository"].search
     search.delete([second["id"]])  # the index loses a record
     docs = search.get_revisions()
     assert second["id"] not in docs
-    assert reindex_script.main(["--check", "--quiet"], settings) == 1
+    assert scripts.reindex.main(["--check", "--quiet"], settings) == 1
     out = capsys.readouterr().out
     assert f"record {second['id']} is missing from the index" in out and "FAILED" in out
     # A rebuild repairs it.
-    assert reindex_script.main(["--quiet"], settings) == 0
+    assert scripts.reindex.main(["--quiet"], settings) == 0
     assert set(search.get_revisions()) == {first["id"], second["id"]}
 
 
 def test_check_catches_a_stale_revision(app, client, auth, settings, capsys):
     dep = published(client, auth)
     url = f"/api/deposit/depositions/{dep['id']}"
-    search = app.extensions["repository"].extras["search"]
+    search = app.extensions["repository"].search
     original = search.index
     search.index = lambda docs: None  # the re-publish never reaches the index
     try:
@@ -47,7 +47,7 @@ def test_check_catches_a_stale_revision(app, client, auth, settings, capsys):
         client.post(f"{url}/actions/publish", headers=auth)
     finally:
         search.index = original
-    assert reindex_script.main(["--check", "--quiet"], settings) == 1
+    assert scripts.reindex.main(["--check", "--quiet"], settings) == 1
     assert "revision 1, the database has 2" in capsys.readouterr().out
 
 
@@ -90,9 +90,9 @@ def sample(client, auth) -> list[dict]:  # type: ignore[no-untyped-def]
 def test_reindex_from_stored_documents_equals_a_rebuild_from_scratch(client, auth, settings, capsys):
     sample(client, auth)
     live = answers(client)  # as the indexer wrote them, one by one
-    assert reindex_script.main(["--quiet"], settings) == 0
+    assert scripts.reindex.main(["--quiet"], settings) == 0
     assert answers(client) == live
-    assert reindex_script.main(["--quiet", "--rebuild-all"], settings) == 0
+    assert scripts.reindex.main(["--quiet", "--rebuild-all"], settings) == 0
     assert answers(client) == live
     assert capsys.readouterr().out.count("index check passed") == 2
 
@@ -110,7 +110,7 @@ def test_stale_and_missing_rows_are_rebuilt(app, client, auth, settings):
         conn.execute(update(built_records).where(built_records.c.record_id == other_form["id"])
                      .values(engine="tantivy-0-old", document=b"{}"))
         conn.execute(delete(built_records).where(built_records.c.record_id == missing["id"]))
-    assert reindex_script.main(["--quiet"], settings) == 0
+    assert scripts.reindex.main(["--quiet"], settings) == 0
     for dep in (fresh, stale, other_form, missing):
         assert ids(client, q=f'title:"{dep["title"]}"') == [dep["id"]]
     with db.read() as conn:
@@ -138,7 +138,7 @@ def test_writes_during_a_rebuild_reach_the_new_index(app, client, auth, settings
         client.post(f"{url}/actions/publish", headers=auth)
         assert takedown.main(["--recid", str(gone["id"])], settings) == 0
 
-    search = services.extras["search"]
+    search = services.search
     assert reindex.rebuild(services.db, settings, search, write_while_loading) >= 3
     assert during and reindex.check(services.db, search) == []
     assert sorted(ids(client)) == sorted([edited["id"], kept["id"], *during])
@@ -156,7 +156,7 @@ def test_records_built_again_by_a_rebuild_get_their_renditions(app, client, auth
     with db.write() as conn:  # as after a release: no stored copy, no rendition
         conn.execute(delete(renditions))
         conn.execute(delete(built_records))
-    assert reindex_script.main(["--quiet"], settings) == 0
+    assert scripts.reindex.main(["--quiet"], settings) == 0
     with db.read() as conn:
         kept = set(conn.execute(select(renditions.c.record_id, renditions.c.format)).all())
     assert kept == {(dep["id"], "oai:oai_dc"), (dep["id"], "oai:oai_registry")}

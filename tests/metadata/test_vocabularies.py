@@ -4,17 +4,57 @@ from __future__ import annotations
 
 import pytest
 
+from repository.errors import ValidationError
+from repository.metadata import MetadataLookups, to_record_metadata, validate_draft
 from repository.vocabularies import identifiers, languages, resource_types, terms
+from serializers.vocabulary import TYPES
+
+# The deposit vocabulary as the specification lists it (service-spec.md, deposit metadata), in its order.
+SPEC_UPLOAD_TYPES = ("publication", "poster", "presentation", "dataset", "image", "video", "software", "lesson",
+                     "physicalobject", "other")  # fmt: skip
+SPEC_PUBLICATION_TYPES = (
+    "annotationcollection", "book", "section", "conferencepaper", "datamanagementplan", "article", "patent",
+    "preprint", "deliverable", "milestone", "proposal", "report", "softwaredocumentation", "taxonomictreatment",
+    "technicalnote", "thesis", "workingpaper", "other",
+)  # fmt: skip
+SPEC_IMAGE_TYPES = ("figure", "plot", "drawing", "diagram", "photo", "other")
+SPEC_TYPE_IDS = (*SPEC_UPLOAD_TYPES, *(f"publication-{sub}" for sub in SPEC_PUBLICATION_TYPES),
+                 *(f"image-{sub}" for sub in SPEC_IMAGE_TYPES))  # fmt: skip
 
 
 def test_upload_types_and_subtypes_follow_the_specification() -> None:
-    assert resource_types.UPLOAD_TYPES == ("publication", "poster", "presentation", "dataset", "image", "video",
-                                           "software", "lesson", "physicalobject", "other")  # fmt: skip
-    assert resource_types.IMAGE_TYPES == ("figure", "plot", "drawing", "diagram", "photo", "other")
-    assert len(resource_types.PUBLICATION_TYPES) == 18
-    assert {"annotationcollection", "datamanagementplan", "taxonomictreatment", "deliverable"} <= set(
-        resource_types.PUBLICATION_TYPES
+    assert resource_types.UPLOAD_TYPES == SPEC_UPLOAD_TYPES
+    assert resource_types.PUBLICATION_TYPES == SPEC_PUBLICATION_TYPES
+    assert resource_types.IMAGE_TYPES == SPEC_IMAGE_TYPES
+
+
+def test_every_upload_type_and_subtype_has_a_row_and_no_row_is_outside_them() -> None:
+    missing = [type_id for type_id in SPEC_TYPE_IDS if type_id not in TYPES]
+    assert not missing, f"no row in serializers.vocabulary for {missing}"
+    assert sorted(TYPES) == sorted(SPEC_TYPE_IDS)
+
+
+@pytest.mark.parametrize("type_id", SPEC_TYPE_IDS)
+def test_each_type_validates_and_becomes_its_rows_resource_type(lookups: MetadataLookups, type_id: str) -> None:
+    type_, _, subtype = type_id.partition("-")
+    if type_ in resource_types.SUBTYPE_FIELD and not subtype:
+        return  # a bare publication or image is a row (OAI set, related identifier type) but no deposit type
+    metadata = {"upload_type": type_} | ({resource_types.SUBTYPE_FIELD[type_]: subtype} if subtype else {})
+    record = to_record_metadata(validate_draft(metadata, lookups), lookups)
+    row = TYPES[type_id]
+    assert record["resource_type"] == {"type": row.type, "title": row.title} | (
+        {"subtype": subtype} if subtype else {}
     )
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"upload_type": "workflow"}, {"upload_type": "publication", "publication_type": "peerreview"},
+     {"upload_type": "image", "image_type": "article"}],
+)  # fmt: skip
+def test_types_outside_the_specification_are_refused(lookups: MetadataLookups, metadata: dict) -> None:
+    with pytest.raises(ValidationError):
+        validate_draft(metadata, lookups)
 
 
 @pytest.mark.parametrize(
@@ -31,26 +71,13 @@ def test_titles(type_: str, subtype: str | None, title: str) -> None:
 def test_each_type_carries_its_mappings() -> None:
     article = resource_types.parse_resource_type_id("publication-article")
     assert article is not None
-    assert (article.csl, article.bibtex, article.eurepo) == (
-        "article-journal",
-        "article",
-        "info:eu-repo/semantics/article",
-    )
-    assert (article.datacite_general, article.datacite45_general) == ("Text", "JournalArticle")
+    assert (article.csl, article.bibtex, article.eurepo, article.datacite) == (
+        "article-journal", ("article",), "article", "JournalArticle",
+    )  # fmt: skip
     software = resource_types.get_resource_type("software")
-    assert (
-        software is not None
-        and software.schema_org == "SoftwareSourceCode"
-        and software.openaire == "software"
-    )
-    assert resource_types.get_resource_type("dataset").datacite_general == "Dataset"  # type: ignore[union-attr]
+    assert software is not None and software.schema_org == "SoftwareSourceCode"
     for entry in resource_types.RESOURCE_TYPES.values():
-        assert (
-            entry.title
-            and entry.csl
-            and entry.schema_org
-            and entry.eurepo.startswith("info:eu-repo/semantics/")
-        )
+        assert entry.title and entry.datacite and entry.csl and entry.schema_org and entry.eurepo and entry.marc_leader
 
 
 def test_deposit_resource_type_uses_the_subtype_field_of_the_type() -> None:

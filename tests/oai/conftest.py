@@ -36,7 +36,7 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
 def clock(app) -> Clock:  # type: ignore[no-untyped-def]
     """The app's clock, under the test's control."""
     value = Clock()
-    app.extensions["repository"].extras["clock"] = value
+    app.extensions["repository"].clock = value
     return value
 
 

@@ -84,7 +84,7 @@ def test_odd_identifiers(oai: Oai, recids, identifier):
 
 def _sign(app, verb: str, payload) -> str:  # type: ignore[no-untyped-def]
     """A token signed with the service's own secret, as anyone who knows it could make."""
-    secret = app.extensions["repository"].extras["secret"]
+    secret = app.extensions["repository"].secret
     return URLSafeSerializer(secret, salt=f"oai-pmh:{verb}").dumps(payload)
 
 

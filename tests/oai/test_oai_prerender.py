@@ -9,11 +9,11 @@ from helpers.oai_client import HOST, Oai
 from sqlalchemy import event, select
 
 from repository.config import Settings, StartupError
-from repository.records import stored as built_records
+from repository.records import stored
 from repository.storage.tables.derived import renditions
 
 
-def stored(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-untyped-def]
+def stored_renditions(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-untyped-def]
     with db.read() as conn:
         rows = conn.execute(select(renditions.c.record_id, renditions.c.format, renditions.c.body)).all()
     return {(row.record_id, row.format): row.body for row in rows}
@@ -21,7 +21,7 @@ def stored(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-untyped-def]
 
 def test_publishing_renders_the_prerender_formats_and_harvests_only_read_them(oai: Oai, client, auth, db):
     dep = published(client, auth, title="Prerendered")
-    kept = stored(db)
+    kept = stored_renditions(db)
     assert set(kept) == {(dep["id"], "oai:oai_dc"), (dep["id"], "oai:oai_registry")}  # the default formats
     executed: list[str] = []
     event.listen(db.engine, "before_cursor_execute", lambda *a: executed.append(a[2].lower()))
@@ -31,7 +31,7 @@ def test_publishing_renders_the_prerender_formats_and_harvests_only_read_them(oa
     assert not any(sql.startswith(("insert", "begin immediate")) for sql in executed)
     assert b"Prerendered" in kept[(dep["id"], "oai:oai_dc")]
     assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="marc21").error is None
-    assert (dep["id"], "oai:marc21") in stored(db)  # a format left out is rendered at its first harvest
+    assert (dep["id"], "oai:marc21") in stored_renditions(db)  # a format left out is rendered at its first harvest
 
 
 def test_an_edit_renders_again(oai: Oai, client, auth, db):
@@ -41,7 +41,7 @@ def test_an_edit_renders_again(oai: Oai, client, auth, db):
                           json={"metadata": {**dep["metadata"], "title": "After"}})
     assert response.status_code == 200, response.json
     publish(client, auth, dep)
-    body = stored(db)[(dep["id"], "oai:oai_dc")]
+    body = stored_renditions(db)[(dep["id"], "oai:oai_dc")]
     assert b"After" in body and b"Before" not in body
     assert oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc").one(
         "//dc:title/text()") == "After"
@@ -68,9 +68,9 @@ def test_a_renderer_failing_at_indexing_leaves_the_rendition_to_the_harvest(oai:
     def broken(record, ctx):  # type: ignore[no-untyped-def]
         raise RuntimeError("renderer bug")
 
-    monkeypatch.setattr(built_records, "renderers", lambda prefixes: [("oai:oai_dc", broken)])
+    monkeypatch.setattr(stored, "renderers", lambda prefixes: [("oai:oai_dc", broken)])
     dep = published(client, auth, title="Indexed anyway")  # the publish and its indexing succeed
     assert client.get("/api/records/", query_string={"q": "Indexed anyway"}).json["hits"]["total"] == 1
-    assert stored(db) == {}
+    assert stored_renditions(db) == {}
     reply = oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{dep['id']}", metadataPrefix="oai_dc")
     assert reply.one("//dc:title/text()") == "Indexed anyway"  # rendered when asked for

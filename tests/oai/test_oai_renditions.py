@@ -13,7 +13,7 @@ from lxml import etree
 from sqlalchemy import delete, event, insert, select, text, update
 
 from repository.oai import response
-from repository.records.build import build_records, get_rows
+from repository.records.build import build_records, get_record_rows
 from repository.records.render_context import render_context
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records, renditions
@@ -32,7 +32,7 @@ def stored(db, fmt: str = "oai:oai_dc") -> dict[int, str]:  # type: ignore[no-un
 
 def built(db, settings, recid: int) -> dict:  # type: ignore[no-untyped-def]
     with db.read() as conn:
-        return build_records(conn, settings, DatabaseLookups(conn), get_rows(conn, [recid]))[0]
+        return build_records(conn, settings, DatabaseLookups(conn), get_record_rows(conn, [recid]))[0]
 
 
 def store_built(db, settings, recid: int, **metadata: str) -> None:  # type: ignore[no-untyped-def]
@@ -40,7 +40,7 @@ def store_built(db, settings, recid: int, **metadata: str) -> None:  # type: ign
     record = built(db, settings, recid)
     record["metadata"].update(metadata)
     with db.write() as conn:
-        row = get_rows(conn, [recid])[0]
+        row = get_record_rows(conn, [recid])[0]
         conn.execute(delete(built_records).where(built_records.c.record_id == recid))
         conn.execute(insert(built_records).values(
             record_id=recid, revision=row["revision"], updated=row["updated"], record=orjson.dumps(record),
@@ -93,7 +93,7 @@ def test_a_changed_record_is_rendered_again(oai: Oai, db, settings):
     assert titles(first) == [f"Generated record {n}" for n in range(3)]
     before = stored(db)
     with db.write() as conn:  # what an edit and publish change
-        row = get_rows(conn, [recids[1]])[0]
+        row = get_record_rows(conn, [recids[1]])[0]
         conn.execute(update(records).where(records.c.id == recids[1]).values(
             metadata={**row["metadata"], "title": "Renamed"}, revision=2, updated=T0 + timedelta(hours=1),
         ))  # fmt: skip

@@ -4,7 +4,7 @@ import orjson
 from helpers.factories import new_version, published
 from sqlalchemy import delete, select, update
 
-from repository.records import build as records_mod
+from repository.records.build import build_records, get_record_rows
 from repository.records.cache import RecordCache
 from repository.search.documents import to_index_document
 from repository.storage.tables.deposits import records
@@ -34,9 +34,9 @@ def test_publish_stores_the_record_as_indexed(app, client, auth):
     assert (row["revision"], row["updated"]) == (source.revision, source.updated)  # the freshness key
     services = app.extensions["repository"]
     with services.db.read() as conn:  # the built record, as the index was given it
-        assert row["record"] == records_mod.build_records(conn, services.settings, DatabaseLookups(conn),
-                                                          records_mod.get_rows(conn, [dep["id"]]))[0]
-    search = services.extras["search"]
+        assert row["record"] == build_records(conn, services.settings, DatabaseLookups(conn),
+                                                          get_record_rows(conn, [dep["id"]]))[0]
+    search = services.search
     assert row["document"] == search.engine_document(to_index_document(row["record"]))
     assert row["engine"].startswith(search.engine)
 
@@ -83,7 +83,7 @@ def test_taking_the_latest_version_down_rewrites_the_older_ones(app, client, aut
 
 
 def _fresh_cache(app) -> None:  # type: ignore[no-untyped-def]
-    app.extensions["repository"].extras["record_cache"] = RecordCache()
+    app.extensions["repository"].record_cache = RecordCache()
 
 
 def _set_stored_title(app, recid: int, title: str) -> None:  # type: ignore[no-untyped-def]

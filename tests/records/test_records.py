@@ -35,7 +35,7 @@ def test_views_are_counted(app, client, auth):
     dep = published(client, auth)
     client.get(f"/api/records/{dep['id']}")
     client.get(f"/api/records/{dep['id']}")
-    app.extensions["repository"].extras["stats"].flush()
+    app.extensions["repository"].stats.flush()
     assert client.get(f"/api/records/{dep['id']}").json["stats"]["version_views"] == 2
 
 
@@ -221,7 +221,7 @@ def test_record_files_listing_and_access(client, auth, corpus):
 
 
 def test_outbox_recovers_after_an_index_failure(app, client, auth):
-    search = app.extensions["repository"].extras["search"]
+    search = app.extensions["repository"].search
     original = search.index
 
     def broken(docs):  # the engine fails between the commit and the indexing
@@ -239,7 +239,7 @@ def test_outbox_recovers_after_an_index_failure(app, client, auth):
     assert pending and "index unavailable" in pending[0].last_error
     with app.extensions["repository"].db.write() as conn:
         conn.execute(update(outbox).values(not_before=None))
-    app.extensions["repository"].extras["indexer"].process_pending()
+    app.extensions["repository"].indexer.process_pending()
     assert ids(client.get("/api/records/")) == [dep["id"]]
 
 

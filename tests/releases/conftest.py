@@ -41,7 +41,7 @@ def app(settings):  # type: ignore[no-untyped-def]
     """The application; its release thread is finished before its database is closed."""
     application = create_app(settings)
     yield application
-    application.extensions["repository"].extras["releases"].shutdown()
+    application.extensions["repository"].releases.shutdown()
     application.extensions["repository"].db.dispose()
 
 

@@ -12,9 +12,10 @@ import tantivy
 from opensearchpy.exceptions import NotFoundError
 from werkzeug.datastructures import MultiDict
 
-from repository.search.backend import SearchBackend, SearchResult, open_search
+from repository.search.backend import SearchBackend, SearchResult
 from repository.search.documents import to_index_document
 from repository.search.mapping import fields
+from repository.search.open import open_search
 from repository.search.params import parse_search_args
 from repository.search.tantivy_query import to_tantivy
 

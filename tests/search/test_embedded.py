@@ -13,10 +13,10 @@ import pytest
 import tantivy
 
 from repository.errors import ServiceUnavailable
-from repository.search.backend import open_search
 from repository.search.documents import to_index_document
 from repository.search.embedded import LOCK, EmbeddedBackend
 from repository.search.mapping import fields, fields_of, load_template
+from repository.search.open import open_search
 from repository.search.tantivy_query import build_schema, to_tantivy
 
 from .conftest import ids, run
@@ -52,7 +52,7 @@ def test_another_process_writes_and_this_one_sees_it_at_once(tmp_path):
     assert ids(run(here)) == [1]
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r})
-        from repository.search.backend import open_search
+        from repository.search.open import open_search
         from repository.search.documents import to_index_document
         from tests.search.factories import make_record
         open_search("embedded://{tmp_path}").index([to_index_document(make_record(2))])
@@ -65,7 +65,7 @@ def test_processes_writing_at_once_lose_nothing(tmp_path):
     open_search(f"embedded://{tmp_path}")  # create the index before the race
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r})
-        from repository.search.backend import open_search
+        from repository.search.open import open_search
         from repository.search.documents import to_index_document
         from tests.search.factories import make_record
         backend = open_search("embedded://{tmp_path}")

@@ -9,7 +9,7 @@ import pytest
 from werkzeug.datastructures import MultiDict
 
 from repository.errors import ServiceUnavailable
-from repository.search.backend import open_search
+from repository.search.open import open_search
 from repository.search.opensearch import (
     OpenSearchBackend,
     aggregations_body,

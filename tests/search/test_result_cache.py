@@ -3,8 +3,8 @@ process) makes the next search see the new index."""
 
 from helpers.factories import publish, published
 
-from repository.search.backend import open_search
 from repository.search.documents import to_index_document
+from repository.search.open import open_search
 
 from .conftest import run
 from .factories import make_record

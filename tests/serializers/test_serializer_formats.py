@@ -6,8 +6,9 @@ import orjson
 import pytest
 from lxml import etree
 
-from repository.errors import BadRequest
+from repository.errors import library_errors
 from serializers import OAI_FORMATS, REGISTRY, RenderContext, by_media_type, oai_format
+from serializers.errors import UnusableParameter
 from serializers.jsonformats import render_v1_search
 
 SPEC_METADATA_KEYS = set(
@@ -107,11 +108,14 @@ def test_citation_styles_and_errors(records, ctx):
     english = REGISTRY["citation"].render(records["article"], harvard).decode()
     german = REGISTRY["citation"].render(records["article"], RenderContext(style=harvard.style, locale="de-DE"))
     assert "Available at" in english and "Available at" not in german.decode()
-    with pytest.raises(BadRequest, match="no-such-style") as info:
+    with pytest.raises(UnusableParameter, match="no-such-style") as info:
         REGISTRY["citation"].render(records["article"], RenderContext(style="no-such-style"))
-    assert info.value.status == 400
-    with pytest.raises(BadRequest, match="xx-YY"):
+    assert (info.value.field, info.value.detail) == ("style", "Unknown style.")
+    error = library_errors()[UnusableParameter](info.value)  # how the API answers it
+    assert error.status == 400 and error.body()["errors"] == [{"field": "style", "message": "Unknown style."}]
+    with pytest.raises(UnusableParameter, match="xx-YY") as info:
         REGISTRY["citation"].render(records["article"], RenderContext(locale="xx-YY"))
+    assert info.value.field == "locale"
 
 
 def test_jsonld_types(records, ctx):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from repository.errors import NotAcceptable
+from repository.errors import library_errors
 from serializers import DEFAULT, REGISTRY, SEARCH_FORMATS, negotiate, parse_accept
+from serializers.errors import NoRepresentation
 
 ALL = list(REGISTRY.values())
 
@@ -64,13 +65,13 @@ def test_type_wildcard_picks_a_matching_format():
 
 @pytest.mark.parametrize("accept", ["text/html", "application/pdf", "application/x-bibtex;q=0"])
 def test_nothing_fits_is_406_listing_media_types(accept):
-    with pytest.raises(NotAcceptable) as info:
+    with pytest.raises(NoRepresentation) as info:
         pick(accept)
-    error = info.value
+    error = library_errors()[NoRepresentation](info.value)  # how the API answers it
     assert error.status == 406
     for serializer in ALL:
         assert serializer.mimetype in error.message
-    assert error.body()["errors"]
+    assert error.body()["errors"] == [{"message": info.value.detail}]
 
 
 @pytest.mark.parametrize("name", ["bibtex", "marcxml", "datacite", "dc", "csl", "jsonld", "json", "v1", "citation"])
@@ -84,13 +85,13 @@ def test_format_media_type_wins_over_accept():
 
 
 def test_unknown_format_is_406():
-    with pytest.raises(NotAcceptable):
+    with pytest.raises(NoRepresentation):
         pick(fmt="pdf")
 
 
 def test_format_outside_available_is_406():
     subset = [REGISTRY["v1"], REGISTRY["json"]]
-    with pytest.raises(NotAcceptable) as info:
+    with pytest.raises(NoRepresentation) as info:
         pick(fmt="bibtex", available=subset)
     assert "application/x-bibtex" not in info.value.message
     assert pick("application/json", available=subset) == "json"

@@ -212,6 +212,7 @@ def test_access_tokens_never_reach_the_log(live_server):
     assert secret not in log
 
 
+@pytest.mark.slow  # a subprocess: seconds of start-up
 def test_bare_gunicorn_believes_no_forwarded_header(tmp_path):
     """`gunicorn 'app:create_app()'` run in the checkout, plain HTTP, TRUSTED_PROXIES=0: X-Forwarded-Proto from
     127.0.0.1 does not make a request HTTPS."""

@@ -79,7 +79,7 @@ def test_deposited_corpus_nested_too_deeply_is_invalid_not_pending(app, client, 
                          data={"name": "tools.json", "file": (io.BytesIO(corpus(5_000)), "tools.json")},
                          headers=auth, content_type="multipart/form-data")  # fmt: skip
     assert upload.status_code == 201
-    app.extensions["repository"].extras["validations"].wait_idle()
+    app.extensions["repository"].validations.wait_idle()
     report = client.get(f"/api/deposit/depositions/{dep['id']}/files/{upload.json['id']}/validation", headers=auth)
     assert report.status_code == 200 and report.json["status"] == "invalid"
     assert report.json["errors"][0]["code"] == "depth"

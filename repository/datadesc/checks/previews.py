@@ -15,16 +15,16 @@ from repository.datadesc import DESCRIPTOR_NAME, build_preview_db, field_types_f
 from repository.datadesc.checks.rows import sibling_key
 from repository.datadesc.preview import COLUMNS_TABLE, DEFAULT_LIMIT
 from repository.errors import BadRequest, NotFound, field_error
-from repository.files.buckets import FileStore
+from repository.files.buckets import FileStore, ObjectRow
 
 DESCRIPTOR_MAX_BYTES = 8 * 1024 * 1024  # a descriptor is a few KiB; a huge one is not read for a preview
 
 
-def is_table(obj: dict) -> bool:
+def is_table(obj: ObjectRow) -> bool:
     return obj["key"].lower().endswith(".csv")
 
 
-def column_types(store: FileStore, objs: list[dict], csv: dict) -> dict[str, str]:
+def column_types(store: FileStore, objs: list[ObjectRow], csv: ObjectRow) -> dict[str, str]:
     """Column -> type from a datapackage.json of the CSV's folder that describes it ({} when none does)."""
     name = PurePosixPath(csv["key"]).name
     descriptor_key = sibling_key(csv["key"], DESCRIPTOR_NAME)
@@ -55,7 +55,7 @@ def _matches(built: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
     return all(wanted.get(name, "string") == kind for name, kind in built.items())
 
 
-def preview_db(instance_path: str, store: FileStore, csv: dict, types: Mapping[str, str]) -> Path:
+def preview_db(instance_path: str, store: FileStore, csv: ObjectRow, types: Mapping[str, str]) -> Path:
     """The preview database of a CSV object, built (or rebuilt for new column types) once, atomically."""
     if not is_table(csv):
         raise NotFound("No preview: previews are made of CSV files only.")

@@ -8,14 +8,14 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import ColumnElement, Connection, and_, delete, insert, select, update
 
 from repository.datadesc import DESCRIPTOR_NAME, Kind, detect_kind, pending
 from repository.errors import field_error
-from repository.files import buckets as files
-from repository.files.buckets import FileStore
+from repository.files import buckets
+from repository.files.buckets import FileStore, ObjectRow
 from repository.storage.tables.deposits import records
-from repository.storage.tables.validations import datadesc_validations as table
+from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
 
 # A JSON file up to this size is read whole to tell whether it is a software corpus document; a larger one is
@@ -23,7 +23,7 @@ from repository.timeutil import utcnow
 SNIFF_BYTES = 256 * 1024
 
 
-def sniff(store: FileStore, obj: dict) -> Kind | None:
+def sniff(store: FileStore, obj: ObjectRow) -> Kind | None:
     """The kind of data-description document `obj` (a bucket object) is, or None; reads at most SNIFF_BYTES."""
     name = PurePosixPath(obj["key"]).name.lower()
     if name == DESCRIPTOR_NAME:
@@ -43,40 +43,52 @@ def sibling_key(document_key: str, name: str) -> str:
     return name if str(folder) == "." else f"{folder}/{name}"
 
 
+def _key_is(bucket_id: str, key: str) -> ColumnElement[bool]:
+    """The condition that picks one row (the table's primary key)."""
+    return and_(datadesc_validations.c.bucket_id == bucket_id, datadesc_validations.c.key == key)
+
+
+def _unclaimed(stale_before: Any) -> ColumnElement[bool]:
+    """No validator works on the row: never started, or started so long ago that its validator has stopped."""
+    return datadesc_validations.c.started.is_(None) | (datadesc_validations.c.started < stale_before)
+
+
 def bucket_rows(conn: Connection, bucket_id: str) -> list[dict]:
-    query = select(table).where(table.c.bucket_id == bucket_id).order_by(table.c.key)
+    query = (select(datadesc_validations).where(datadesc_validations.c.bucket_id == bucket_id)
+             .order_by(datadesc_validations.c.key))
     return [dict(row) for row in conn.execute(query).mappings()]
 
 
 def _set_pending(conn: Connection, bucket_id: str, key: str, **values: Any) -> None:
     """Make a row pending again; a validation already running for it will store nothing."""
     conn.execute(
-        update(table)
-        .where(table.c.bucket_id == bucket_id, table.c.key == key)
-        .values(status="pending", started=None, generation=table.c.generation + 1, updated=utcnow(), **values)
+        update(datadesc_validations)
+        .where(_key_is(bucket_id, key))
+        .values(status="pending", started=None, generation=datadesc_validations.c.generation + 1, updated=utcnow(),
+                **values)
     )
 
 
-def _put_pending(conn: Connection, bucket_id: str, obj: dict, kind: Kind, exists: bool) -> None:
+def _put_pending(conn: Connection, bucket_id: str, obj: ObjectRow, kind: Kind, exists: bool) -> None:
     if exists:
         _set_pending(conn, bucket_id, obj["key"], file_id=obj["file_id"], kind=kind, report=None, deps=None)
         return
     now = utcnow()
     conn.execute(
-        insert(table).values(
+        insert(datadesc_validations).values(
             bucket_id=bucket_id, key=obj["key"], file_id=obj["file_id"], kind=kind, status="pending",
             generation=0, created=now, updated=now,
         )
     )  # fmt: skip
 
 
-def is_stale(row: dict, objs: dict[str, dict]) -> bool:
+def is_stale(row: dict, objs: dict[str, ObjectRow]) -> bool:
     """Whether a validated data package's report no longer matches the bucket (a path that does not keep the
     rows in step, such as a rename, changed a file it names)."""
     return row["status"] != "pending" and row["kind"] == "datapackage" and _stale(row["deps"], objs)
 
 
-def _stale(deps: dict[str, str | None] | None, objs: dict[str, dict]) -> bool:
+def _stale(deps: dict[str, str | None] | None, objs: dict[str, ObjectRow]) -> bool:
     """Whether any file a data package looked up has changed since (replaced, added, removed or renamed)."""
     return any((objs[key]["file_id"] if key in objs else None) != file_id for key, file_id in (deps or {}).items())
 
@@ -87,14 +99,14 @@ def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterab
     Returns True when some row is pending (the caller starts a validation after its commit)."""
     # The bucket's lock, as every bucket write takes it: two requests syncing one bucket at once (a report GET
     # and the runner) would otherwise both insert the same row on PostgreSQL.
-    files.hold_bucket(conn, bucket_id)
-    objs = {o["key"]: o for o in files.list_objects(conn, bucket_id)}
+    buckets.hold_bucket(conn, bucket_id)
+    objs = {o["key"]: o for o in buckets.list_objects(conn, bucket_id)}
     rows = {row["key"]: row for row in bucket_rows(conn, bucket_id)}
     examine = {key for key in keys if key in objs}
     for key, row in rows.items():
         obj = objs.get(key)
         if obj is None:
-            conn.execute(delete(table).where(table.c.bucket_id == bucket_id, table.c.key == key))
+            conn.execute(delete(datadesc_validations).where(_key_is(bucket_id, key)))
         elif obj["file_id"] != row["file_id"]:
             examine.add(key)  # the document itself was replaced
         elif row["status"] == "pending":
@@ -107,23 +119,23 @@ def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterab
         if kind is not None:
             _put_pending(conn, bucket_id, objs[key], kind, exists=key in rows)
         elif key in rows:
-            conn.execute(delete(table).where(table.c.bucket_id == bucket_id, table.c.key == key))
+            conn.execute(delete(datadesc_validations).where(_key_is(bucket_id, key)))
     return any(row["status"] == "pending" for row in bucket_rows(conn, bucket_id))
 
 
-def ensure_rows(conn: Connection, store: FileStore, bucket_id: str, objs: list[dict] | None = None) -> bool:
+def ensure_rows(conn: Connection, store: FileStore, bucket_id: str, objs: list[ObjectRow] | None = None) -> bool:
     """`sync_bucket`, examining every file that has no row yet (a new version's files, files from before this
     feature). Returns True when some row is pending."""
-    objs = files.list_objects(conn, bucket_id) if objs is None else objs
+    objs = buckets.list_objects(conn, bucket_id) if objs is None else objs
     known = {row["key"]: row["file_id"] for row in bucket_rows(conn, bucket_id)}
     unknown = [o["key"] for o in objs if known.get(o["key"]) != o["file_id"]]
     return sync_bucket(conn, store, bucket_id, unknown)
 
 
-def get_row(conn: Connection, bucket_id: str, obj: dict) -> dict | None:
-    """The row of a bucket object, if it is a data-description document (and the row is about these bytes)."""
+def get_validation_row(conn: Connection, bucket_id: str, obj: ObjectRow) -> dict | None:
+    """The validation row of a bucket object, if it is a data-description document (and the row is about these bytes)."""
     row = conn.execute(
-        select(table).where(table.c.bucket_id == bucket_id, table.c.key == obj["key"])
+        select(datadesc_validations).where(_key_is(bucket_id, obj["key"]))
     ).mappings().first()
     return dict(row) if row is not None and row["file_id"] == obj["file_id"] else None
 
@@ -162,7 +174,7 @@ def copy_reports(conn: Connection, bucket_id: str, target: str) -> bool:
     now = utcnow()
     for row in rows:
         conn.execute(
-            insert(table).values(
+            insert(datadesc_validations).values(
                 {**row, "bucket_id": target, "started": None, "generation": 0, "created": now, "updated": now}
             )
         )
@@ -172,9 +184,9 @@ def copy_reports(conn: Connection, bucket_id: str, target: str) -> bool:
 def claimable(conn: Connection, stale_before: Any, limit: int) -> list[dict]:
     """Pending rows nobody works on (or whose validator has stopped answering), oldest change first."""
     query = (
-        select(table.c.bucket_id, table.c.key, table.c.generation)
-        .where(table.c.status == "pending", (table.c.started.is_(None)) | (table.c.started < stale_before))
-        .order_by(table.c.updated)
+        select(datadesc_validations.c.bucket_id, datadesc_validations.c.key, datadesc_validations.c.generation)
+        .where(datadesc_validations.c.status == "pending", _unclaimed(stale_before))
+        .order_by(datadesc_validations.c.updated)
         .limit(limit)
     )
     return [dict(row) for row in conn.execute(query).mappings()]
@@ -183,10 +195,10 @@ def claimable(conn: Connection, stale_before: Any, limit: int) -> list[dict]:
 def claim(conn: Connection, row: dict, stale_before: Any) -> bool:
     """Take a pending row for validation; False if it changed or another validator has it."""
     result = conn.execute(
-        update(table)
+        update(datadesc_validations)
         .where(
-            table.c.bucket_id == row["bucket_id"], table.c.key == row["key"], table.c.generation == row["generation"],
-            table.c.status == "pending", (table.c.started.is_(None)) | (table.c.started < stale_before),
+            _key_is(row["bucket_id"], row["key"]), datadesc_validations.c.generation == row["generation"],
+            datadesc_validations.c.status == "pending", _unclaimed(stale_before),
         )
         .values(started=utcnow())
     )  # fmt: skip
@@ -196,8 +208,8 @@ def claim(conn: Connection, row: dict, stale_before: Any) -> bool:
 def store_result(conn: Connection, row: dict, report: dict | None, deps: dict[str, str | None]) -> bool:
     """Record a finished validation (`report` None: the file is not a document after all, drop the row); False
     when the row changed meanwhile (its result would be stale)."""
-    where = (table.c.bucket_id == row["bucket_id"], table.c.key == row["key"], table.c.generation == row["generation"])
+    where = (_key_is(row["bucket_id"], row["key"]), datadesc_validations.c.generation == row["generation"])
     if report is None:
-        return conn.execute(delete(table).where(*where)).rowcount == 1
+        return conn.execute(delete(datadesc_validations).where(*where)).rowcount == 1
     values = {"status": report["status"], "report": report, "deps": deps, "started": None, "updated": utcnow()}
-    return conn.execute(update(table).where(*where).values(**values)).rowcount == 1
+    return conn.execute(update(datadesc_validations).where(*where).values(**values)).rowcount == 1

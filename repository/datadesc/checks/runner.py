@@ -10,10 +10,11 @@ from pathlib import Path
 from repository.datadesc import detect_kind, pending, validate_document
 from repository.datadesc.checks import rows
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
-from repository.files import buckets as files
+from repository.files import buckets
 from repository.files.buckets import FileStore
 from repository.ondemand import OnDemandThread
 from repository.storage import Database
+from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
 
 log = logging.getLogger("repository.datadesc.checks")
@@ -21,14 +22,18 @@ log = logging.getLogger("repository.datadesc.checks")
 # A claim older than this is taken over: its validator died (the biggest tables take far less).
 STALE_AFTER = dt.timedelta(minutes=15)
 BATCH = 50
+# The after-commit work that starts validating (`after_commit(conn, WAKE)`, or with a bucket whose rows to create
+# first): wired on the Database by the process's runner.
+WAKE = "datadesc.validate"
 
 
 def validate_row(db: Database, store: FileStore, row: dict) -> bool:
     """Validate one claimed row against its bucket's current files; False if the row changed meanwhile."""
     with db.read() as conn:
-        objs = {o["key"]: o for o in files.list_objects(conn, row["bucket_id"])}
+        objs = {o["key"]: o for o in buckets.list_objects(conn, row["bucket_id"])}
         current = conn.execute(
-            rows.table.select().where(rows.table.c.bucket_id == row["bucket_id"], rows.table.c.key == row["key"])
+            datadesc_validations.select()
+            .where(datadesc_validations.c.bucket_id == row["bucket_id"], datadesc_validations.c.key == row["key"])
         ).mappings().first()
     obj = objs.get(row["key"])
     if current is None or current["generation"] != row["generation"]:
@@ -74,6 +79,15 @@ class Runner(OnDemandThread):
         super().__init__()
         self.db = db
         self.store = store
+        db.wire(WAKE, self.wake)
+
+    def wake(self, bucket_id: str | None = None) -> None:
+        """After a transaction that made documents pending: create the rows `bucket_id` lacks (a failed publish's
+        were rolled back with it), then validate in the background."""
+        if bucket_id is not None:
+            with self.db.write() as conn:
+                rows.ensure_rows(conn, self.store, bucket_id)
+        self.kick()
 
     def process_pending(self, limit: int = BATCH) -> int:
         """Validate up to `limit` pending rows nobody else works on; returns how many were stored."""

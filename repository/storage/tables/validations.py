@@ -16,7 +16,7 @@ datadesc_validations = Table(
     Column("file_id", String(36), ForeignKey("file_instances.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("kind", String(32), nullable=False),  # software_corpus | datapackage
     Column("status", String(16), nullable=False),  # pending | valid | invalid
-    Column("report", JSON, nullable=True),  # Report.to_dict() once validated
+    Column("report", JSON, nullable=True),  # DocumentReport.to_dict() once validated
     # The bucket keys a datapackage looked up (tables, codebook) -> the file id it found, or null: a change to
     # any of them makes the report stale.
     Column("deps", JSON, nullable=True),

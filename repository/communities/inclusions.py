@@ -8,8 +8,9 @@ from __future__ import annotations
 from sqlalchemy import Connection, delete, insert, select, update
 
 from repository.errors import BadRequest, Forbidden, NotFound
+from repository.indexing import outbox
 from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import community_requests, outbox, records
+from repository.storage.tables.deposits import community_requests, records
 from repository.timeutil import isoformat, utcnow
 
 STATUSES = ("pending", "accepted", "rejected")
@@ -132,5 +133,5 @@ def decide(conn: Connection, identifier: str, request_id: int, owner_id: int, ac
             update(records).where(records.c.id.in_(versions)).values(updated=now, revision=records.c.revision + 1)
         )
     for recid in versions:
-        conn.execute(insert(outbox).values(kind="index", recid=recid, created=now, attempts=0))
+        outbox.enqueue(conn, "index", recid)
     return {**dict(row), "status": status, "decided": now}, versions

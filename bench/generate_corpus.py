@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Generate a deterministic, realistic corpus of N published records and load it in bulk (database, files, index).
 
-    python scripts/generate_corpus.py --records 100000 [--seed 8] [--batch 1000] [--jobs 1]
+    python bench/generate_corpus.py --records 100000 [--seed 8] [--batch 1000] [--jobs 1]
 
 Concept `i` is generated from its own `random.Random((seed, i))`, so the corpus is the same whatever the batch size
 or the number of generator processes. Settings (INSTANCE_PATH, DATABASE_URL, SEARCH_URL, ...) come from the
@@ -21,11 +21,11 @@ import os
 import random
 import string
 import sys
-import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from repository.cli import Command, Context, arg, invoke
 from repository.indexing.bulk import Concept, Version
 
 SEED = 8
@@ -460,15 +460,15 @@ def concepts(corpus_args: tuple[int, int, int], records: int, owner_ids: list[in
 def prepare(db, users: int, communities: int) -> list[int]:  # type: ignore[no-untyped-def]
     """Vocabularies loaded, the corpus users and communities created (idempotent); returns the user ids."""
     from repository.accounts import tokens
-    from repository.communities import store as communities_mod
+    from repository.communities import store
     from repository.vocabularies.loader import ensure_loaded
 
     ensure_loaded(db)
     with db.write() as conn:
         owner_ids = [tokens.create_user(conn, f"corpus-user-{k}@example.org") for k in range(users)]
         for number, identifier in enumerate(community_identifiers(communities)):
-            if not communities_mod.exists(conn, identifier):
-                communities_mod.create(conn, owner_ids[number % users], {
+            if not store.exists(conn, identifier):
+                store.create(conn, owner_ids[number % users], {
                     "identifier": identifier, "title": identifier.replace("-", " ").title() + " community",
                     "description": f"<p>Records about {identifier.replace('-', ' ')}.</p>"})
     return owner_ids
@@ -478,60 +478,54 @@ def loaded(db) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """How many concepts and records the database already holds."""
     from sqlalchemy import func, select
 
-    from repository.storage.tables.deposits import concepts as concepts_table
-    from repository.storage.tables.deposits import records
+    from repository.storage.tables import deposits
 
     with db.read() as conn:
-        return (conn.execute(select(func.count()).select_from(concepts_table)).scalar_one(),
-                conn.execute(select(func.count()).select_from(records)).scalar_one())
+        return (conn.execute(select(func.count()).select_from(deposits.concepts)).scalar_one(),
+                conn.execute(select(func.count()).select_from(deposits.records)).scalar_one())
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, required=True, help="how many records (versions included)")
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--batch", type=int, default=1000, help="records per transaction and index commit")
-    parser.add_argument("--jobs", type=int, default=1, help="generator processes (0: generate in this process)")
-    parser.add_argument("--users", type=int, default=USERS)
-    parser.add_argument("--communities", type=int, default=COMMUNITIES)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+def load(args: argparse.Namespace, ctx: Context) -> int:
+    """Generate a deterministic, realistic corpus of N published records and load it in bulk (database, files, index).
 
+    The settings and the (migrated) database come from the command-line preamble of repository/cli.py."""
     from tqdm import tqdm
 
-    from repository.config import Settings, StartupError
     from repository.files.buckets import FileStore
     from repository.indexing.bulk import BulkLoader
-    from repository.search.backend import open_search
-    from repository.storage import open_database, upgrade
-    from repository.storage.engine import close_all
+    from repository.search.open import open_search
 
-    try:
-        settings = Settings.from_env()
-    except StartupError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    db = open_database(settings.DATABASE_URL)
-    try:
-        upgrade(db)
-        owner_ids = prepare(db, args.users, args.communities)
-        loaded_concepts, loaded_records = loaded(db)
-        if loaded_records:  # an interrupted load goes on where it stopped (concept i is the same in every run)
-            print(f"resuming after {loaded_records} records ({loaded_concepts} concepts)", file=sys.stderr)
-        loader = BulkLoader(db, settings, open_search(settings.SEARCH_URL), FileStore(settings.FILES_ROOT))
-        source = concepts((args.seed, args.users, args.communities), args.records - loaded_records, owner_ids,
-                          args.jobs, first=loaded_concepts)
-        with tqdm(total=args.records, initial=loaded_records, unit="rec", disable=args.quiet,
-                  file=sys.stderr) as bar:
-            report = loader.load(source, batch_records=args.batch, progress=bar.update)
-    finally:
-        close_all()
+    db, settings = ctx.db, ctx.settings
+    owner_ids = prepare(db, args.users, args.communities)
+    loaded_concepts, loaded_records = loaded(db)
+    if loaded_records:  # an interrupted load goes on where it stopped (concept i is the same in every run)
+        print(f"resuming after {loaded_records} records ({loaded_concepts} concepts)", file=sys.stderr)
+    loader = BulkLoader(db, settings, open_search(settings.SEARCH_URL), FileStore(settings.FILES_ROOT))
+    source = concepts((args.seed, args.users, args.communities), args.records - loaded_records, owner_ids,
+                      args.jobs, first=loaded_concepts)
+    with tqdm(total=args.records, initial=loaded_records, unit="rec", disable=args.quiet, file=sys.stderr) as bar:
+        report = loader.load(source, batch_records=args.batch, progress=bar.update)
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.phases.items())
     print(f"loaded {report.records} records ({report.concepts} concepts, {report.files} files) in "
           f"{report.seconds:.1f} s: {report.rate:.0f} records/s ({phases})")
     return 0
 
 
+GENERATE_CORPUS = Command("generate-corpus", load, summary=__doc__.splitlines()[0], migrate=True, arguments=[
+    arg("--records", type=int, required=True, help="how many records (versions included)"),
+    arg("--seed", type=int, default=SEED),
+    arg("--batch", type=int, default=1000, help="records per transaction and index commit"),
+    arg("--jobs", type=int, default=1, help="generator processes (0: generate in this process)"),
+    arg("--users", type=int, default=USERS),
+    arg("--communities", type=int, default=COMMUNITIES),
+    arg("--quiet", action="store_true", help="no progress bar"),
+])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Not an operator command (not in `repository-admin`), but run through the same preamble."""
+    return invoke(GENERATE_CORPUS, argv)
+
+
 if __name__ == "__main__":
-    started = time.monotonic()
     sys.exit(main())

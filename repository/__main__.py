@@ -1,0 +1,7 @@
+"""`python -m repository COMMAND ...`: the command line of repository/cli.py without its entry point installed."""
+
+import sys
+
+from repository.cli import main
+
+sys.exit(main())

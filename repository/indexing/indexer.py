@@ -1,0 +1,187 @@
+"""The indexer: applies the outbox's rows (index the record, register or hide its DOI) right after the commit that
+enqueued them (wired on the Database under `outbox.APPLY`), and runs the background worker's pass, which retries
+what failed (a thread in the embedded shape, `scripts/worker.py` at scale)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+
+from sqlalchemy import RowMapping, select, update
+
+from repository.config import Settings
+from repository.indexing import outbox
+from repository.indexing.outbox import GRACE_SECONDS
+from repository.records import stored
+from repository.records.build import build_records, get_record_rows
+from repository.registrar import Registrar
+from repository.search.backend import SearchBackend
+from repository.storage import Database
+from repository.storage.tables.deposits import concepts, records
+from repository.timeutil import utcnow
+
+log = logging.getLogger("repository.indexing.indexer")
+
+
+class Indexer:
+    """Applies pending outbox rows: `index` (search engine) and `register_doi` (the DOI registrar)."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        search: SearchBackend,
+        registrar: Registrar,
+        lookups_factory: Callable,
+        render_context: Callable,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.search = search
+        self.registrar = registrar
+        self.lookups_factory = lookups_factory
+        self.render_context = render_context
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        # Other periodic work of the worker (view counts, document validations): callables run after each pass.
+        self.on_pass: list[Callable[[], object]] = []
+        # Every commit that enqueued a row applies the outbox at once (DESIGN: searchable when the request returns).
+        db.wire(outbox.APPLY, self.process_pending)
+
+    def process_pending(self, limit: int = 500, grace: float = 0.0) -> int:
+        """Apply up to `limit` due rows, oldest first, leaving new rows younger than `grace` seconds (not yet
+        tried) to the request that wrote them; returns how many succeeded."""
+        with self._lock:  # one applier per process; rows are idempotent across processes
+            with self.db.read() as conn:
+                rows = outbox.due(conn, limit, grace)
+            index_rows = [r for r in rows if r["kind"] == "index"]
+            done = self._apply_index(index_rows) if index_rows else 0
+            for row in rows:
+                if row["kind"] == "register_doi":
+                    done += self._apply_one(row, self._register)
+                elif row["kind"] == "hide_doi":
+                    done += self._apply_one(row, self._hide)
+            return done
+
+    def lift_embargoes(self) -> int:
+        """Queue the records whose embargo ends today for reindexing (their files become public by date alone;
+        the index copy must follow). Returns how many."""
+        today = utcnow().date().isoformat()
+        with self.db.write() as conn:
+            due = list(conn.execute(select(records.c.id).where(records.c.embargo_until <= today)).scalars())
+            for recid in due:
+                outbox.enqueue(conn, "index", recid)
+            if due:
+                conn.execute(update(records).where(records.c.id.in_(due)).values(embargo_until=None))
+        return len(due)
+
+    def _apply_index(self, rows: Sequence[RowMapping]) -> int:
+        recids = sorted({r["recid"] for r in rows})
+        try:
+            with self.db.read() as conn:
+                found = get_record_rows(conn, recids)
+                live = [r for r in found if r["deleted"] is None]
+                derived = stored.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
+                                               live)
+            gone = [r for r in recids if r not in {x["id"] for x in live}]
+            # The stored copies first: a crash before the index write leaves them newer than the index, and the
+            # retry of these outbox rows (still pending) brings the index up to them.
+            with self.db.write() as conn:
+                stored.save(conn, self.settings, self.search, derived)
+                stored.remove(conn, gone)
+            if derived.docs:
+                self.search.index(derived.docs)
+            if gone:
+                self.search.delete(gone)
+        except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry
+            self._failed(rows, exc)
+            return 0
+        self._done([r["id"] for r in rows])
+        return len(rows)
+
+    def _apply_one(self, row: RowMapping, action: Callable[[int], object]) -> int:
+        try:
+            action(row["recid"])
+        except Exception as exc:  # noqa: BLE001
+            self._failed([row], exc)
+            return 0
+        self._done([row["id"]])
+        return 1
+
+    def _register(self, recid: int) -> None:
+        """Register (or update) the record's DOI and its concept DOI, then mark the record integrated."""
+        from serializers import REGISTRY
+
+        with self.db.read() as conn:
+            rows = get_record_rows(conn, [recid])
+            if not rows or rows[0]["doi_external"]:
+                return
+            record = build_records(conn, self.settings, self.lookups_factory(conn), rows)[0]
+            conceptdoi = conn.execute(
+                select(concepts.c.conceptdoi).where(concepts.c.id == rows[0]["conceptrecid"])
+            ).scalar()
+        ctx = self.render_context()
+        xml = REGISTRY["datacite"].render(record, ctx)
+        self.registrar.register(record["doi"], record["links"]["html"], xml, recid)
+        if conceptdoi and record["metadata"]["relations"]["version"][0]["is_last"]:
+            concept = {**record, "doi": conceptdoi, "metadata": {**record["metadata"], "doi": conceptdoi}}
+            self.registrar.register(
+                conceptdoi, record["links"]["latest_html"], REGISTRY["datacite"].render(concept, ctx), recid
+            )
+        with self.db.write() as conn:
+            conn.execute(update(records).where(records.c.id == recid).values(integrated=True))
+
+    def _hide(self, recid: int) -> None:
+        """A deleted record's DOI stops resolving to it at the agency (DataCite: event hide)."""
+        with self.db.read() as conn:
+            row = conn.execute(select(records.c.doi, records.c.doi_external).where(records.c.id == recid)).first()
+        if row is not None and not row.doi_external:
+            self.registrar.hide(row.doi)
+
+    def _done(self, ids: list[int]) -> None:
+        with self.db.write() as conn:
+            outbox.mark_done(conn, ids)
+
+    def _failed(self, rows: Sequence[RowMapping], exc: Exception) -> None:
+        log.warning("outbox rows %s failed: %s", [r["id"] for r in rows], exc)
+        with self.db.write() as conn:
+            outbox.mark_failed(conn, rows, str(exc), getattr(exc, "retryable", True))
+
+    def run_pass(self, grace: float = GRACE_SECONDS) -> int:
+        """One pass of the background worker, the same in both shapes: lift embargoes, apply the outbox, then the
+        other periodic work (`on_pass`). Each task survives the failure of another (a dead database or index);
+        returns how many outbox rows were applied."""
+        _survive(self.lift_embargoes)
+        done = _survive(lambda: self.process_pending(grace=grace))
+        for work in self.on_pass:
+            _survive(work)
+        return done if isinstance(done, int) else 0
+
+    def start(self, interval: float = 2.0) -> None:
+        """Run the worker's passes in a daemon thread (the embedded shape's worker)."""
+        if self._thread is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                self.run_pass()
+
+        self._thread = threading.Thread(target=loop, name="outbox-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+def _survive(task: Callable[[], object]) -> object:
+    """Run one task of a worker pass; a failure is logged (and returns None) so the other tasks still run."""
+    try:
+        return task()
+    except Exception:  # noqa: BLE001 - the worker must survive a dead database or index
+        log.exception("background worker task %r failed", task)
+        return None

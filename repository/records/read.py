@@ -1,0 +1,134 @@
+"""Reading one published record: the one path from a view (`/api/records/<id>`, the landing page, a record's files
+and thumbnails) to the database.
+
+`read_record()` costs one query, the record's row with its concept's counts, when the built record is in this
+process's cache (`cache.py`); else the copy stored at its last indexing (`stored.py`) when that is current; else a
+build (`build.py`). Whatever the source, the counts are those of the row just read, the files are shown exactly
+when this reader may see them (`access.py`), and the read is counted as a view (`stats.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from repository.accounts.tokens import Identity
+from repository.config import Settings
+from repository.errors import ApiError, Gone, NotFound
+from repository.files import buckets
+from repository.records import build, stored
+from repository.records.access import can_read_files
+from repository.records.cache import RecordCache
+from repository.records.stats import ViewCounter
+from repository.search.backend import SearchBackend
+from repository.storage import Database
+from repository.vocabularies.lookups import DatabaseLookups
+
+
+class Moved(ApiError):
+    """A concept id: the answer is a redirect to its latest version."""
+
+    status = 301
+    default_message = "Moved Permanently"
+
+    def __init__(self, location: str, recid: int) -> None:
+        super().__init__(headers={"Location": location})
+        self.location, self.recid = location, recid
+
+    def body(self) -> dict:
+        return {**super().body(), "location": self.location}
+
+
+@dataclass(frozen=True)
+class RecordRead:
+    """A record as read for one reader: its row (with its concept's counts), its ETag for the format asked for,
+    and the record, None when the reader's copy is current (the ETag matched: nothing was built or counted)."""
+
+    row: dict
+    etag: str
+    record: dict | None
+
+
+def record_row(db: Database, settings: Settings, recid: int) -> dict:
+    """The records row of `recid` with its concept's counts: Moved (301) for a concept id, Gone (410) for a
+    deleted record, NotFound for anything else."""
+    with db.read() as conn:
+        row = build.get_record_row_with_counts(conn, recid)
+        if row is not None:
+            if row["deleted"] is not None:
+                raise Gone("PID has been deleted.")
+            return row
+        latest = build.latest_version(conn, recid) if build.is_concept(conn, recid) else None
+    if latest is not None:
+        raise Moved(f"{settings.BASE_URL}/api/records/{latest}", latest)
+    raise NotFound("PID does not exist.")
+
+
+def etag(row: dict, with_files: bool, form: str, with_counts: bool) -> str:
+    """The ETag of record `row` in format `form`: its revision and whether it shows files; and, for a format that
+    shows the counts, those too (a view or download of any version changes the body without a new revision)."""
+    counts = ""
+    if with_counts:
+        counts = "-" + ".".join(str(n) for n in (*row[build.CONCEPT_COUNTS], row["views"], row["downloads"]))
+    return f'"{row["revision"]}-{form}-{int(with_files)}{counts}"'
+
+
+def _no_variant() -> tuple[str, bool]:
+    return "", False
+
+
+def _never(tag: str) -> bool:
+    return False
+
+
+def read_record(db: Database, settings: Settings, search: SearchBackend, cache: RecordCache, views: ViewCounter,
+                recid: int, who: Identity | None, *, variant: Callable[[], tuple[str, bool]] = _no_variant,
+                unchanged: Callable[[str], bool] = _never) -> RecordRead:
+    """Record `recid` as `who` may see it (errors of `record_row`), counted as a view.
+
+    `variant()` gives the format's name and whether it shows the counts, for the ETag (see `etag`); it is asked
+    once the record is known to exist, so that a missing record is a 404 before a format is refused (406).
+    `unchanged(etag)` (the ETag without its quotes) tells that the reader's copy is current: then no record is
+    built and no view counted."""
+    row = record_row(db, settings, recid)
+    form, with_counts = variant()
+    with_files = can_read_files(row, who)
+    tag = etag(row, with_files, form, with_counts)
+    if unchanged(tag.strip('"')):
+        return RecordRead(row, tag, None)
+    key = cache.key(row, with_files)
+    record = cache.get(key)
+    if record is None:
+        with db.read() as conn:
+            # The copy stored when the record was last indexed, if current; else built now.
+            record = stored.stored_record(conn, settings, search, row, with_files) or \
+                build.build_records(conn, settings, DatabaseLookups(conn), [row], with_files)[0]
+        cache.put(key, record)
+    else:
+        # The counts of this version and of its concept came with the row: as of this moment.
+        record = {**record, "stats": build.current_stats(None, row)}
+    views.view(row["id"])
+    return RecordRead(row, tag, record)
+
+
+def readable_files(db: Database, settings: Settings, recid: int, who: Identity | None) -> tuple[dict, list[buckets.ObjectRow]]:
+    """Record `recid`'s row and its file objects, in order: NotFound (404) to a reader who may not see them
+    (and the errors of `record_row`)."""
+    row = record_row(db, settings, recid)
+    if not can_read_files(row, who):
+        raise NotFound("The record's files are not available to you.")
+    with db.read() as conn:
+        return row, buckets.list_objects(conn, row["bucket_id"])
+
+
+def newest_version(db: Database, recid: int) -> int:
+    """The newest published version of the concept of `recid` (a record, taken down or not, or a concept id):
+    NotFound for an unknown id, Gone (410) when every version was taken down."""
+    with db.read() as conn:
+        concept = build.concept_of(conn, recid)
+        newest = build.latest_version(conn, concept) if concept is not None else None
+    if concept is None:
+        raise NotFound("PID does not exist.")
+    if newest is None:
+        raise Gone("Every version of this record has been deleted.")
+    return newest

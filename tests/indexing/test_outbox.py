@@ -1,0 +1,66 @@
+"""`outbox.enqueue` and the apply after the commit: a change is searchable when the request (or the write) that made
+it returns, nobody calls the indexer by hand, a failing apply leaves the committed change standing, and a row whose
+apply never ran (a crash after the commit) is applied by the worker's pass."""
+
+from __future__ import annotations
+
+from helpers.factories import make_deposit, publish, published, upload
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+
+from repository.indexing import outbox
+from repository.records.takedown import take_down
+from repository.storage.tables.deposits import outbox as outbox_table
+
+
+def _search_ids(client) -> list[int]:  # type: ignore[no-untyped-def]
+    return [hit["id"] for hit in client.get("/api/records/").json["hits"]["hits"]]
+
+
+def _pending(db) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    with db.read() as conn:
+        rows = conn.execute(select(outbox_table.c.kind, outbox_table.c.recid).where(outbox_table.c.done.is_(None)))
+        return [tuple(row) for row in rows]
+
+
+def test_a_publish_is_applied_when_its_request_returns(app, client, auth):
+    dep = published(client, auth)
+    assert _search_ids(client) == [dep["id"]]
+    assert _pending(app.extensions["repository"].db) == []  # register_doi too
+
+
+def test_a_write_outside_a_request_is_applied_when_it_commits(app, client, auth):
+    dep = published(client, auth)
+    db = app.extensions["repository"].db
+    with db.write() as conn:  # as scripts/takedown.py does, with no call of its own to the indexer
+        take_down(conn, dep["id"])
+        assert _search_ids(client) == [dep["id"]]  # not before the commit
+    assert _search_ids(client) == []
+    assert _pending(db) == []
+
+
+def test_a_failing_apply_does_not_fail_the_committed_request(app, client, auth, monkeypatch):
+    services = app.extensions["repository"]
+    dep = make_deposit(client, auth)
+    upload(client, auth, dep)
+
+    def database_gone(*_args):  # type: ignore[no-untyped-def]
+        raise OperationalError("SELECT", {}, Exception("the database went away"))
+
+    monkeypatch.setattr(outbox, "due", database_gone)
+    assert publish(client, auth, dep)["state"] == "done"  # 202: the publish is committed
+    monkeypatch.undo()
+    assert sorted(_pending(services.db)) == [("index", dep["id"]), ("register_doi", dep["id"])]
+    assert services.indexer.run_pass(grace=0.0) == 2  # the worker's retry
+    assert _search_ids(client) == [dep["id"]]
+
+
+def test_a_crash_between_commit_and_apply_loses_nothing(app, client, auth):
+    services = app.extensions["repository"]
+    apply = services.db.hooks.pop(outbox.APPLY)  # the process dies right after the commit
+    dep = published(client, auth)
+    assert _search_ids(client) == []
+    services.db.wire(outbox.APPLY, apply)  # restarted
+    assert services.indexer.run_pass(grace=0.0) == 2
+    assert _search_ids(client) == [dep["id"]]
+    assert _pending(services.db) == []
