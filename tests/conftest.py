@@ -1,5 +1,6 @@
 """Shared fixtures: a fresh database per test (SQLite by default, PostgreSQL with TEST_DATABASE_URL), the app, an
-HTTPS test client, users with tokens, and a real gunicorn server over TLS for end-to-end checks."""
+HTTPS test client, users with tokens, the same once per module for read-only tests (module_*), and a real gunicorn
+server over TLS for end-to-end checks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from helpers.http import https_client
-from sqlalchemy import text
+from sqlalchemy import URL, create_engine, make_url, text
+from werkzeug.routing import Rule
 
 from app import create_app
 from repository.accounts.tokens import SCOPES, create_token, create_user
@@ -31,8 +33,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers"}
 
 
+_BUILDERS: dict[tuple, Callable[..., tuple[str, str]]] = {}
+
+
+def _memoized_compile_builder(original: Callable[..., Callable[..., tuple[str, str]]]) -> Callable[..., Callable]:
+    """Werkzeug compiles two URL-builder functions (ast + compile) for each rule of each new app: ~80% of
+    create_app, which almost every test calls. The function it makes depends only on the rule's parsed parts, its
+    defaults and its converters' types (it reads the converters from the rule it is bound to when called), so a
+    function made for one app's rule serves the same rule of every later app."""
+
+    def compile_builder(rule: Rule, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
+        key = (append_unknown, rule.rule, tuple(rule._trace), repr(sorted((rule.defaults or {}).items())),
+               tuple(sorted((name, type(c)) for name, c in rule._converters.items())))  # fmt: skip
+        if key not in _BUILDERS:
+            _BUILDERS[key] = original(rule, append_unknown)
+        return _BUILDERS[key]
+
+    return compile_builder
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """PostgreSQL runs share one database that every test empties: two processes would empty it under each other."""
+    """Apps share their URL builders (above). PostgreSQL runs share one database that every test empties: two
+    processes would empty it under each other."""
+    if hasattr(Rule, "_compile_builder"):  # a private Werkzeug method: without it, apps just build theirs again
+        Rule._compile_builder = _memoized_compile_builder(Rule._compile_builder)  # type: ignore[method-assign]
     parallel = getattr(config.option, "numprocesses", None) not in (None, 0)
     if TEST_DATABASE_URL and parallel and not hasattr(config, "workerinput"):
         raise pytest.UsageError("TEST_DATABASE_URL: the tests share one database, run them in one process (-n 0)")
@@ -86,25 +110,30 @@ def database_url(database_template: str, tmp_path) -> Iterator[str]:  # type: ig
     close_all()
 
 
+def _build_settings(instance_path: str, database_url: str, overrides: dict) -> Settings:
+    """Test settings: the given instance folder and database; keyword overrides win."""
+    values = {
+        "INSTANCE_PATH": instance_path,
+        "DATABASE_URL": database_url,
+        "BASE_URL": "https://localhost",
+        "SECRET_KEY": "test-secret",
+        # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
+        "BACKGROUND_WORKER": False,
+    }
+    if "DATABASE_URL" not in overrides:
+        # A copy of the migrated template: create_app's start-up migration would find nothing to do, after
+        # loading every migration script (~10 ms an app). A test's own database migrates as configured.
+        values["AUTO_MIGRATE"] = "false"
+    values.update(overrides)
+    return Settings.build(**values)
+
+
 @pytest.fixture
 def make_settings(tmp_path, database_url: str) -> Callable[..., Settings]:  # type: ignore[no-untyped-def]
     """Build test settings: instance under tmp_path, the test database; keyword overrides win."""
 
     def build(**overrides) -> Settings:  # type: ignore[no-untyped-def]
-        values = {
-            "INSTANCE_PATH": str(tmp_path / "instance"),
-            "DATABASE_URL": database_url,
-            "BASE_URL": "https://localhost",
-            "SECRET_KEY": "test-secret",
-            # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
-            "BACKGROUND_WORKER": False,
-        }
-        if "DATABASE_URL" not in overrides:
-            # A copy of the migrated template: create_app's start-up migration would find nothing to do, after
-            # loading every migration script (~10 ms an app). A test's own database migrates as configured.
-            values["AUTO_MIGRATE"] = "false"
-        values.update(overrides)
-        return Settings.build(**values)
+        return _build_settings(str(tmp_path / "instance"), database_url, overrides)
 
     return build
 
@@ -148,6 +177,97 @@ def token(make_token: Callable[..., str]) -> str:
 def auth(token: str) -> dict[str, str]:
     """Authorization headers of a user holding every scope."""
     return {"Authorization": f"Bearer {token}"}
+
+
+# Module-scoped fixtures: one app and database for a module's read-only tests, whose data a module fixture builds
+# once (publishing records costs more than the requests the tests then make). On PostgreSQL they use a second
+# database, `<test database>_module`, so that the function-scoped `database_url`, which empties the test database
+# before each test, never empties theirs: a module can mix both kinds of test.
+# Shared apps receive every request of their module from one address and user: limits far above any module's use.
+UNLIMITED = {"RATELIMIT_GUEST": "1000000/minute", "RATELIMIT_USER": "1000000/minute",
+             "RATELIMIT_OAI": "1000000/minute", "RATELIMIT_THUMBNAILS": "1000000/minute"}  # fmt: skip
+
+
+def _recreate_postgres(url: URL, *, create: bool) -> None:
+    """Drop the database of `url` (left over by an interrupted run) and, with `create`, create it empty."""
+    server = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with server.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
+        if create:
+            conn.execute(text(f'CREATE DATABASE "{url.database}"'))
+    server.dispose()
+
+
+@pytest.fixture(scope="session")
+def module_database_template(database_template: str) -> Iterator[str]:
+    """What `module_database_url` starts from: the session's SQLite template, or a second, migrated PostgreSQL
+    database dropped at the end of the session."""
+    if not TEST_DATABASE_URL:
+        yield database_template
+        return
+    url = make_url(TEST_DATABASE_URL)
+    url = url.set(database=f"{url.database}_module")
+    _recreate_postgres(url, create=True)
+    address = url.render_as_string(hide_password=False)
+    db = open_database(address)
+    upgrade(db)
+    loader.load(db)  # kept by _empty_postgres
+    db.dispose()
+    yield address
+    close_all()
+    _recreate_postgres(url, create=False)
+
+
+@pytest.fixture(scope="module")
+def module_database_url(module_database_template: str,
+                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database with the newest schema and no rows, kept for the whole module."""
+    if TEST_DATABASE_URL:
+        _empty_postgres(module_database_template)
+        yield module_database_template
+    else:
+        path = tmp_path_factory.mktemp("module-db") / "repository.db"
+        shutil.copy(module_database_template, path)
+        yield f"sqlite:///{path}"
+    close_all()
+
+
+@pytest.fixture(scope="module")
+def module_make_settings(tmp_path_factory: pytest.TempPathFactory,
+                         module_database_url: str) -> Callable[..., Settings]:
+    """`make_settings` for the module's database, with rate limits out of the way; keyword overrides win."""
+    instance = str(tmp_path_factory.mktemp("module") / "instance")
+
+    def build(**overrides) -> Settings:  # type: ignore[no-untyped-def]
+        return _build_settings(instance, module_database_url, {**UNLIMITED, **overrides})
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def module_settings(module_make_settings: Callable[..., Settings]) -> Settings:
+    return module_make_settings()
+
+
+@pytest.fixture(scope="module")
+def module_app(module_settings: Settings):  # type: ignore[no-untyped-def]
+    application = create_app(module_settings)
+    yield application
+    application.extensions["repository"].db.dispose()
+
+
+@pytest.fixture
+def module_client(module_app):  # type: ignore[no-untyped-def]
+    """An HTTPS test client of the module's app; a new one per test (no cookies carried between tests)."""
+    return https_client(module_app)
+
+
+@pytest.fixture(scope="module")
+def module_auth(module_app) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Authorization headers of a user holding every scope, in the module's app."""
+    with module_app.extensions["repository"].db.write() as conn:
+        user_id = create_user(conn, "owner@example.org")
+        return {"Authorization": f"Bearer {create_token(conn, user_id, list(SCOPES))[1]}"}
 
 
 def _free_port() -> int:

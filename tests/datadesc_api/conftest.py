@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import io
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from helpers.datadesc_docs import CORPUS, DESCRIPTOR, VALID_ROWS, csv_bytes
+from helpers.datadesc_docs import API, CODEBOOK, VALID_ROWS, csv_bytes, descriptor_bytes
 from helpers.factories import make_deposit
-
-API = "/api/deposit/depositions"
-CODEBOOK = b"# Codebook\n\nOne row per country and year.\n"
-INVALID_ROWS = ["Germany,1989,1.5,gdp,,,", "Atlantis,2000,2,gdp,,,", "France,2001,lots,gdp,,,"]
-
-__all__ = ["API", "CODEBOOK", "CORPUS", "INVALID_ROWS", "VALID_ROWS", "csv_bytes", "descriptor_bytes"]
-
-
-def descriptor_bytes(**changes: Any) -> bytes:
-    """The example datapackage.json (data.csv and codebook.md), with top-level changes."""
-    doc = copy.deepcopy(DESCRIPTOR)
-    doc.update(changes)
-    return json.dumps(doc).encode()
 
 
 @pytest.fixture
@@ -84,14 +69,3 @@ def package_deposit(client, auth, multipart, runner) -> Callable[..., tuple[dict
         return dep, uploaded
 
     return make
-
-
-def file_id(client, auth, dep: dict, name: str) -> str:  # type: ignore[no-untyped-def]
-    """The id of the deposit's file called `name`."""
-    listing = client.get(f"{API}/{dep['id']}/files", headers=auth).json
-    return next(f["id"] for f in listing if f["filename"] == name)
-
-
-def report(client, auth, dep: dict, name: str) -> Any:  # type: ignore[no-untyped-def]
-    """The deposit file's validation report response."""
-    return client.get(f"{API}/{dep['id']}/files/{file_id(client, auth, dep, name)}/validation", headers=auth)

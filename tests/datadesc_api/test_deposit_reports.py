@@ -7,6 +7,16 @@ import copy
 import datetime as dt
 import json
 
+from helpers.datadesc_docs import (
+    API,
+    CODEBOOK,
+    CORPUS,
+    INVALID_ROWS,
+    VALID_ROWS,
+    csv_bytes,
+    descriptor_bytes,
+    report,
+)
 from helpers.factories import make_deposit
 from sqlalchemy import update
 
@@ -15,8 +25,6 @@ from repository.datadesc.checks import rows
 from repository.datadesc.checks.runner import STALE_AFTER, validate_row
 from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
-
-from .conftest import API, CODEBOOK, CORPUS, INVALID_ROWS, VALID_ROWS, csv_bytes, descriptor_bytes, report
 
 
 def test_valid_package_uploaded_multipart_is_pending_then_valid(client, auth, multipart, runner):

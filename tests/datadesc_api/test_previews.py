@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import threading
 
+from helpers.datadesc_docs import API, VALID_ROWS, csv_bytes, descriptor_bytes
 from helpers.factories import make_deposit, publish
 from helpers.http import https_client
-
-from .conftest import API, VALID_ROWS, csv_bytes, descriptor_bytes
 
 
 def _preview(client, recid: int, file_id: str, query: str = "", headers: dict | None = None):  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.datadesc_docs import API, CORPUS, INVALID_ROWS, report
 from helpers.factories import make_deposit, metadata, publish
 from helpers.http import https_client
 from sqlalchemy import delete
@@ -13,8 +14,6 @@ from sqlalchemy import delete
 from app import create_app
 from repository.accounts import tokens
 from repository.storage.tables.validations import datadesc_validations
-
-from .conftest import API, CORPUS, INVALID_ROWS, report
 
 
 def _record_report(client, recid: int, file_id: str, headers: dict | None = None):  # type: ignore[no-untyped-def]

@@ -6,11 +6,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from helpers.datadesc_docs import CODEBOOK, CORPUS, csv_bytes, descriptor_bytes
 from helpers.http import https_client
 
 from app import create_app
-
-from .conftest import CODEBOOK, CORPUS, csv_bytes, descriptor_bytes
 
 URL = "/api/datadesc/validate"
 ROWS = 12_000  # about 450 KB: more than frictionless reads at once, less than goes to a temporary file

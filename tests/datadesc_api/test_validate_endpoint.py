@@ -6,12 +6,11 @@ import copy
 import io
 import json
 
+from helpers.datadesc_docs import CODEBOOK, CORPUS, INVALID_ROWS, VALID_ROWS, csv_bytes, descriptor_bytes
 from helpers.http import https_client
 
 from app import create_app
 from repository.datadesc import load_schema
-
-from .conftest import CODEBOOK, CORPUS, INVALID_ROWS, VALID_ROWS, csv_bytes, descriptor_bytes
 
 URL = "/api/datadesc/validate"
 

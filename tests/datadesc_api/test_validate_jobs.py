@@ -11,12 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.datadesc_docs import CODEBOOK, CORPUS, INVALID_ROWS, csv_bytes, descriptor_bytes
 from helpers.http import https_client
 
 from app import create_app
 from repository.accounts import tokens
-
-from .conftest import CODEBOOK, CORPUS, INVALID_ROWS, csv_bytes, descriptor_bytes
 
 URL = "/api/datadesc/validate"
 ROWS = 12_000  # about 450 KB

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 from helpers.factories import make_deposit, published
-from helpers.http import download
+from helpers.http import download, https_client
 from werkzeug.http import http_date
 
 CONTENT = bytes(range(256)) * 4  # 1,024 bytes
@@ -14,9 +14,11 @@ SIZE = len(CONTENT)
 HUGE = "9" * 5000  # past the 4,300 digits int() accepts
 
 
-@pytest.fixture
-def url(client, auth) -> str:  # type: ignore[no-untyped-def]
-    dep = published(client, auth, content=CONTENT)
+@pytest.fixture(scope="module")
+def url(module_app, module_auth) -> str:  # type: ignore[no-untyped-def]
+    """A published file, built once for the module: the tests given it only read it (none counts downloads)."""
+    client = https_client(module_app)
+    dep = published(client, module_auth, content=CONTENT)
     record = client.get(f"/api/records/{dep['id']}").json
     return record["files"][0]["links"]["self"].replace("https://localhost", "")
 
@@ -53,8 +55,8 @@ def assert_416(response) -> None:  # type: ignore[no-untyped-def]
         ("Bytes = 5-9", 5, 10),
     ],
 )
-def test_single_ranges(client, url, header, start, stop):
-    response = get(client, url, Range=header)
+def test_single_ranges(module_client, url, header, start, stop):
+    response = get(module_client, url, Range=header)
     assert response.status_code == 206, (response.status_code, response.data[:200])
     assert response.data == CONTENT[start:stop]
     assert response.headers["Content-Range"] == f"bytes {start}-{stop - 1}/{SIZE}"
@@ -72,8 +74,8 @@ def test_single_ranges(client, url, header, start, stop):
         "",
     ],
 )
-def test_ranges_answered_with_the_whole_file(client, url, header):
-    response = get(client, url, Range=header)
+def test_ranges_answered_with_the_whole_file(module_client, url, header):
+    response = get(module_client, url, Range=header)
     assert response.status_code == 200 and response.data == CONTENT
     assert response.headers["Content-MD5"] == hashlib.md5(CONTENT).hexdigest()
 
@@ -83,19 +85,19 @@ def test_ranges_answered_with_the_whole_file(client, url, header):
     ["bytes=-0", "bytes=1024-", "bytes=5000-6000", f"bytes={HUGE}-", "bytes=9-5", "bytes=-5-10", "bytes=--5",
      "bytes=a-b", "bytes=", "bytes=,", "bytes=0-1,x"],
 )
-def test_unsatisfiable_or_malformed_byte_ranges_are_416(client, url, header):
-    assert_416(get(client, url, Range=header))
+def test_unsatisfiable_or_malformed_byte_ranges_are_416(module_client, url, header):
+    assert_416(get(module_client, url, Range=header))
 
 
-def test_head_sends_the_headers_without_body_and_is_not_a_download(client, url):
-    full = get(client, url)
-    head = head_of(client, url)
+def test_head_sends_the_headers_without_body_and_is_not_a_download(module_client, url):
+    full = get(module_client, url)
+    head = head_of(module_client, url)
     assert head.status_code == 200 and head.data == b""
     for name in ("Content-Length", "ETag", "Last-Modified", "Content-Type", "Content-MD5", "Accept-Ranges"):
         assert head.headers[name] == full.headers[name]
-    ranged = head_of(client, url, headers={"Range": "bytes=0-9"})  # Range is defined for GET only
+    ranged = head_of(module_client, url, headers={"Range": "bytes=0-9"})  # Range is defined for GET only
     assert ranged.status_code == 200 and ranged.headers["Content-Length"] == str(SIZE)
-    assert head_of(client, url + "?versionId=nope").status_code == 404
+    assert head_of(module_client, url + "?versionId=nope").status_code == 404
 
 
 def test_head_is_not_counted_as_a_download(client, auth):
@@ -132,48 +134,49 @@ def validators(client, url: str) -> tuple[str, str]:  # type: ignore[no-untyped-
 PAST, FUTURE = http_date(946684800), http_date(4102444800)  # 2000-01-01, 2100-01-01
 
 
-def test_if_unmodified_since(client, url):
-    _, modified = validators(client, url)
-    failed = get(client, url, If_Unmodified_Since=PAST)
+def test_if_unmodified_since(module_client, url):
+    _, modified = validators(module_client, url)
+    failed = get(module_client, url, If_Unmodified_Since=PAST)
     assert failed.status_code == 412 and failed.json["status"] == 412 and failed.json["message"]
-    assert get(client, url, If_Unmodified_Since=modified).status_code == 200
-    assert get(client, url, If_Unmodified_Since=FUTURE).data == CONTENT
-    assert get(client, url, If_Unmodified_Since="not a date").status_code == 200  # ignored (RFC 9110)
-    assert get(client, url, If_Unmodified_Since=PAST, Range="bytes=0-9").status_code == 412
+    assert get(module_client, url, If_Unmodified_Since=modified).status_code == 200
+    assert get(module_client, url, If_Unmodified_Since=FUTURE).data == CONTENT
+    assert get(module_client, url, If_Unmodified_Since="not a date").status_code == 200  # ignored (RFC 9110)
+    assert get(module_client, url, If_Unmodified_Since=PAST, Range="bytes=0-9").status_code == 412
 
 
-def test_if_match(client, url):
-    etag, _ = validators(client, url)
-    assert get(client, url, If_Match=etag).status_code == 200
-    assert get(client, url, If_Match=f'"other", {etag}').status_code == 200
-    assert get(client, url, If_Match="*").status_code == 200
-    assert get(client, url, If_Match='"other"').status_code == 412
-    assert get(client, url, If_Match=f"W/{etag}").status_code == 412  # If-Match compares strongly
-    assert get(client, url, If_Match='"other"', Range="bytes=0-9").status_code == 412  # before Range
+def test_if_match(module_client, url):
+    etag, _ = validators(module_client, url)
+    assert get(module_client, url, If_Match=etag).status_code == 200
+    assert get(module_client, url, If_Match=f'"other", {etag}').status_code == 200
+    assert get(module_client, url, If_Match="*").status_code == 200
+    assert get(module_client, url, If_Match='"other"').status_code == 412
+    assert get(module_client, url, If_Match=f"W/{etag}").status_code == 412  # If-Match compares strongly
+    assert get(module_client, url, If_Match='"other"', Range="bytes=0-9").status_code == 412  # before Range
     # If-Match wins over If-Unmodified-Since (which is then not looked at).
-    assert get(client, url, If_Match=etag, If_Unmodified_Since=PAST).status_code == 200
+    assert get(module_client, url, If_Match=etag, If_Unmodified_Since=PAST).status_code == 200
 
 
-def test_if_none_match_and_if_modified_since(client, url):
-    etag, modified = validators(client, url)
-    not_modified = get(client, url, If_None_Match=etag)
+def test_if_none_match_and_if_modified_since(module_client, url):
+    etag, modified = validators(module_client, url)
+    not_modified = get(module_client, url, If_None_Match=etag)
     assert not_modified.status_code == 304 and not_modified.data == b""
     assert not_modified.headers["ETag"] == etag
-    assert get(client, url, If_None_Match=f"W/{etag}").status_code == 304  # weak comparison
-    assert get(client, url, If_None_Match=etag, Range="bytes=0-9").status_code == 304  # before Range
-    assert get(client, url, If_None_Match='"other"', If_Modified_Since=FUTURE).status_code == 200  # INM wins
-    assert get(client, url, If_Modified_Since=FUTURE).status_code == 304
-    assert get(client, url, If_Modified_Since=modified).status_code == 304
-    assert get(client, url, If_Modified_Since=PAST).status_code == 200
-    assert get(client, url, If_Modified_Since="yesterday").status_code == 200
+    assert get(module_client, url, If_None_Match=f"W/{etag}").status_code == 304  # weak comparison
+    assert get(module_client, url, If_None_Match=etag, Range="bytes=0-9").status_code == 304  # before Range
+    # If-None-Match wins.
+    assert get(module_client, url, If_None_Match='"other"', If_Modified_Since=FUTURE).status_code == 200
+    assert get(module_client, url, If_Modified_Since=FUTURE).status_code == 304
+    assert get(module_client, url, If_Modified_Since=modified).status_code == 304
+    assert get(module_client, url, If_Modified_Since=PAST).status_code == 200
+    assert get(module_client, url, If_Modified_Since="yesterday").status_code == 200
 
 
-def test_if_range(client, url):
-    etag, modified = validators(client, url)
-    assert get(client, url, Range="bytes=0-9", If_Range=etag).status_code == 206
-    assert get(client, url, Range="bytes=0-9", If_Range=modified).status_code == 206
+def test_if_range(module_client, url):
+    etag, modified = validators(module_client, url)
+    assert get(module_client, url, Range="bytes=0-9", If_Range=etag).status_code == 206
+    assert get(module_client, url, Range="bytes=0-9", If_Range=modified).status_code == 206
     for stale in ('"other"', f"W/{etag}", PAST, "not a date"):
-        response = get(client, url, Range="bytes=0-9", If_Range=stale)
+        response = get(module_client, url, Range="bytes=0-9", If_Range=stale)
         assert response.status_code == 200 and response.data == CONTENT
-    # A changed file is never mixed with the part a client already has.
-    assert get(client, url, Range="bytes=9999-", If_Range='"other"').status_code == 200
+    # A changed file is never mixed with the part a module_client already has.
+    assert get(module_client, url, Range="bytes=9999-", If_Range='"other"').status_code == 200

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from helpers.factories import make_deposit, publish
-from helpers.http import download
+from helpers.http import download, https_client
 
 API = "/api/deposit/depositions"
 
@@ -18,6 +18,14 @@ API = "/api/deposit/depositions"
 @pytest.fixture
 def bucket(client, auth) -> str:  # type: ignore[no-untyped-def]
     return make_deposit(client, auth)["links"]["bucket"].replace("https://localhost", "")
+
+
+@pytest.fixture(scope="module")
+def empty_bucket(module_app, module_auth) -> str:  # type: ignore[no-untyped-def]
+    """A draft's bucket in the module's shared app, for the uploads that must be refused: each test checks
+    that it is still empty and that no file was stored."""
+    bucket = make_deposit(https_client(module_app), module_auth)["links"]["bucket"]
+    return bucket.replace("https://localhost", "")
 
 
 def keys(client, auth, bucket: str) -> list[str]:  # type: ignore[no-untyped-def]
@@ -49,11 +57,11 @@ def test_the_stored_name_is_the_last_path_segment(client, auth, bucket):
 
 
 @pytest.mark.parametrize("path", [".", "..", "a/./b.txt", "a/../b.txt", "../../etc/passwd", "%2E%2E", "x/%2e/y.txt"])
-def test_dot_segments_are_refused(client, auth, bucket, settings, path):
-    response = client.put(f"{bucket}/{path}", data=b"x", headers=auth)
+def test_dot_segments_are_refused(module_client, module_auth, empty_bucket, module_settings, path):
+    response = module_client.put(f"{empty_bucket}/{path}", data=b"x", headers=module_auth)
     assert_error(response, 400)
     assert response.json["errors"][0]["field"] == "key"
-    assert keys(client, auth, bucket) == [] and stored_files(settings) == []
+    assert keys(module_client, module_auth, empty_bucket) == [] and stored_files(module_settings) == []
 
 
 @pytest.mark.parametrize(
@@ -69,10 +77,10 @@ def test_dot_segments_are_refused(client, auth, bucket, settings, path):
         "dir/",  # no file name after the last slash
     ],
 )
-def test_odd_keys_are_400_error_objects(client, auth, bucket, settings, path):
-    response = client.put(f"{bucket}/{path}", data=b"x", headers=auth)
+def test_odd_keys_are_400_error_objects(module_client, module_auth, empty_bucket, module_settings, path):
+    response = module_client.put(f"{empty_bucket}/{path}", data=b"x", headers=module_auth)
     assert_error(response, 400)
-    assert keys(client, auth, bucket) == [] and stored_files(settings) == []
+    assert keys(module_client, module_auth, empty_bucket) == [] and stored_files(module_settings) == []
 
 
 def test_longest_names_and_unusual_but_harmless_characters_are_kept(client, auth, bucket):
@@ -184,10 +192,11 @@ def test_a_checksum_mismatch_is_400_and_stores_nothing(client, auth, bucket, set
         {"Content-Digest": ",,,"},
     ],
 )
-def test_malformed_checksum_headers_are_400(client, auth, bucket, settings, headers):
-    response = client.put(f"{bucket}/data.txt", data=BODY, headers={**auth, **headers})
+def test_malformed_checksum_headers_are_400(module_client, module_auth, empty_bucket, module_settings,
+                                            headers):
+    response = module_client.put(f"{empty_bucket}/data.txt", data=BODY, headers={**module_auth, **headers})
     assert_error(response, 400)
-    assert keys(client, auth, bucket) == [] and stored_files(settings) == []
+    assert keys(module_client, module_auth, empty_bucket) == [] and stored_files(module_settings) == []
 
 
 def test_large_upload_checked_with_sha256(client, auth, bucket):
@@ -249,7 +258,9 @@ def test_multipart_upload_without_a_boundary_is_400(client, auth):
 
 
 @pytest.mark.parametrize("length", ["abc", "-5", "1e3", " 5", "1" * 5000, "99999999999999999999999"])
-def test_a_malformed_content_length_stores_nothing(client, auth, bucket, settings, length):
-    response = client.put(f"{bucket}/cl.txt", data=b"hello", headers=auth, environ_overrides={"CONTENT_LENGTH": length})
+def test_a_malformed_content_length_stores_nothing(module_client, module_auth, empty_bucket, module_settings,
+                                                   length):
+    response = module_client.put(f"{empty_bucket}/cl.txt", data=b"hello", headers=module_auth,
+                                 environ_overrides={"CONTENT_LENGTH": length})
     assert_error(response, 400)
-    assert keys(client, auth, bucket) == [] and stored_files(settings) == []
+    assert keys(module_client, module_auth, empty_bucket) == [] and stored_files(module_settings) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 HEADER = "country,year,value,indicator,source,unit,notes"
@@ -118,3 +120,26 @@ VALID_ROWS = [
 def csv_bytes(*rows: str, header: str = HEADER) -> bytes:
     """A CSV file's bytes from a header and rows."""
     return ("\n".join([header, *rows]) + "\n").encode()
+
+
+# Over HTTP (tests/datadesc_api): the deposit API and the documents put in deposits.
+API = "/api/deposit/depositions"
+CODEBOOK = b"# Codebook\n\nOne row per country and year.\n"
+INVALID_ROWS = ["Germany,1989,1.5,gdp,,,", "Atlantis,2000,2,gdp,,,", "France,2001,lots,gdp,,,"]
+
+def descriptor_bytes(**changes: Any) -> bytes:
+    """The example datapackage.json (data.csv and codebook.md), with top-level changes."""
+    doc = copy.deepcopy(DESCRIPTOR)
+    doc.update(changes)
+    return json.dumps(doc).encode()
+
+
+def file_id(client, auth, dep: dict, name: str) -> str:  # type: ignore[no-untyped-def]
+    """The id of the deposit's file called `name`."""
+    listing = client.get(f"{API}/{dep['id']}/files", headers=auth).json
+    return next(f["id"] for f in listing if f["filename"] == name)
+
+
+def report(client, auth, dep: dict, name: str) -> Any:  # type: ignore[no-untyped-def]
+    """The deposit file's validation report response."""
+    return client.get(f"{API}/{dep['id']}/files/{file_id(client, auth, dep, name)}/validation", headers=auth)

@@ -15,6 +15,12 @@ T0 = datetime(2024, 3, 1, 12, 0, 0)
 ID = f"oai:{HOST}:2"
 
 
+@pytest.fixture(scope="module")
+def one_record(module_db, module_settings) -> list[int]:  # type: ignore[no-untyped-def]
+    """One record in the module's shared app, built once: the tests given it only read."""
+    return insert_records(module_db, module_settings, 1, T0)
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -80,9 +86,8 @@ ID = f"oai:{HOST}:2"
         ),
     ],
 )
-def test_errors_come_with_http_200(oai: Oai, db, settings, args, code):
-    insert_records(db, settings, 1, T0)
-    for reply in (oai.get(**args), oai.post(**args)):
+def test_errors_come_with_http_200(module_oai: Oai, one_record, args, code):
+    for reply in (module_oai.get(**args), module_oai.post(**args)):
         assert (reply.status, reply.error) == (200, code)
         assert len(reply.xpath("/o:OAI-PMH/*")) == 3  # responseDate, request, error: nothing else
         attributes = reply.request_attributes

@@ -14,18 +14,19 @@ T0 = datetime(2024, 3, 1, 12, 0, 0)
 LISTS = ("ListIdentifiers", "ListRecords")
 
 
-@pytest.fixture
-def recids(db, settings) -> list[int]:  # type: ignore[no-untyped-def]
-    return insert_records(db, settings, 7, T0, per_second=2)
+@pytest.fixture(scope="module")
+def recids(module_db, module_settings) -> list[int]:  # type: ignore[no-untyped-def]
+    """Built once: every test here only reads."""
+    return insert_records(module_db, module_settings, 7, T0, per_second=2)
 
 
 @pytest.mark.parametrize("until", ["9999-12-31", "9999-12-31T23:59:59Z", "9999-01-01", "2999-12-31T00:00:00Z"])
-def test_an_until_far_in_the_future_lists_everything(oai: Oai, recids, until):
+def test_an_until_far_in_the_future_lists_everything(module_oai: Oai, recids, until):
     for verb in LISTS:
-        reply = oai.get(verb=verb, metadataPrefix="oai_dc", until=until)
+        reply = module_oai.get(verb=verb, metadataPrefix="oai_dc", until=until)
         assert (reply.status, reply.error) == (200, None)
         assert reply.token is not None and reply.token.get("completeListSize") == str(len(recids))
-        rest = oai.get(verb=verb, resumptionToken=reply.token.text)
+        rest = module_oai.get(verb=verb, resumptionToken=reply.token.text)
         assert (rest.status, rest.error) == (200, None)
         assert len(reply.identifiers) + len(rest.identifiers) == len(recids)
 
@@ -64,9 +65,9 @@ def test_an_until_far_in_the_future_lists_everything(oai: Oai, recids, until):
     ({"metadataPrefix": "oai_dc\x00"}, "cannotDisseminateFormat"),
     ({"metadataPrefix": "x" * 10000}, "cannotDisseminateFormat"),
 ])  # fmt: skip
-def test_odd_list_arguments(oai: Oai, recids, args, code):
+def test_odd_list_arguments(module_oai: Oai, recids, args, code):
     for verb in LISTS:
-        reply = oai.get(verb=verb, **{"metadataPrefix": "oai_dc", **args})
+        reply = module_oai.get(verb=verb, **{"metadataPrefix": "oai_dc", **args})
         assert (reply.status, reply.error) == (200, code), (verb, args)
 
 
@@ -76,9 +77,9 @@ def test_odd_list_arguments(oai: Oai, recids, args, code):
     f"oai:{HOST}:+2", f"oai:{HOST}: 2", f"oai:{HOST.upper()}:2x", "oai::2", "oai:" + "h" * 5000 + ":2", "oai",
     "\x00", " ",
 ])  # fmt: skip
-def test_odd_identifiers(oai: Oai, recids, identifier):
+def test_odd_identifiers(module_oai: Oai, recids, identifier):
     for args in ({"verb": "GetRecord", "metadataPrefix": "oai_dc"}, {"verb": "ListMetadataFormats"}):
-        reply = oai.get(identifier=identifier, **args)
+        reply = module_oai.get(identifier=identifier, **args)
         assert (reply.status, reply.error) == (200, "idDoesNotExist"), identifier
 
 
@@ -111,8 +112,9 @@ BAD_FIELDS = [
 
 @pytest.mark.parametrize("verb", LISTS)
 @pytest.mark.parametrize("change", BAD_FIELDS)
-def test_signed_tokens_with_wrong_contents_are_bad_tokens(app, oai: Oai, clock, recids, verb, change):
-    reply = oai.get(verb=verb, resumptionToken=_sign(app, verb, _payload(clock, **change)))
+def test_signed_tokens_with_wrong_contents_are_bad_tokens(module_app, module_oai: Oai, module_clock, recids, verb,
+                                                         change):
+    reply = module_oai.get(verb=verb, resumptionToken=_sign(module_app, verb, _payload(module_clock, **change)))
     assert (reply.status, reply.error) == (422, "badResumptionToken"), change
 
 
@@ -120,22 +122,23 @@ def test_signed_tokens_with_wrong_contents_are_bad_tokens(app, oai: Oai, clock, 
     None, 5, "text", [], ["a"], {}, {"after": ["user-a\x00b"]}, {"after": ["type-dataset"], "size": "1"},
     {"after": [5], "size": 1, "cursor": 0}, {"after": "type-dataset", "size": 1, "cursor": 0},
 ])  # fmt: skip
-def test_signed_list_sets_tokens_with_wrong_contents(app, oai: Oai, clock, payload):
+def test_signed_list_sets_tokens_with_wrong_contents(module_app, module_oai: Oai, module_clock, payload):
     if isinstance(payload, dict):
         payload = {"prefix": None, "set": None, "from_": None, "until": None, "size": 1, "cursor": 0,
-                   "issued": _payload(clock)["issued"], **payload}  # fmt: skip
-    reply = oai.get(verb="ListSets", resumptionToken=_sign(app, "ListSets", payload))
+                   "issued": _payload(module_clock)["issued"], **payload}  # fmt: skip
+    reply = module_oai.get(verb="ListSets", resumptionToken=_sign(module_app, "ListSets", payload))
     assert (reply.status, reply.error) == (422, "badResumptionToken"), payload
 
 
-def test_a_well_formed_signed_token_is_served(app, oai: Oai, clock, recids):
+def test_a_well_formed_signed_token_is_served(module_app, module_oai: Oai, module_clock, recids):
     """The forging helper above makes tokens the service accepts: the refusals are for their contents."""
-    reply = oai.get(verb="ListIdentifiers", resumptionToken=_sign(app, "ListIdentifiers", _payload(clock)))
+    token = _sign(module_app, "ListIdentifiers", _payload(module_clock))
+    reply = module_oai.get(verb="ListIdentifiers", resumptionToken=token)
     assert (reply.status, reply.error) == (200, None) and reply.identifiers
 
 
-def test_a_well_formed_signed_list_sets_token_is_served(app, oai: Oai, clock):
+def test_a_well_formed_signed_list_sets_token_is_served(module_app, module_oai: Oai, module_clock):
     payload = {"prefix": None, "set": None, "from_": None, "until": None, "after": ["type-dataset"], "size": 99,
-               "cursor": 5, "issued": _payload(clock)["issued"]}  # fmt: skip
-    reply = oai.get(verb="ListSets", resumptionToken=_sign(app, "ListSets", payload))
+               "cursor": 5, "issued": _payload(module_clock)["issued"]}  # fmt: skip
+    reply = module_oai.get(verb="ListSets", resumptionToken=_sign(module_app, "ListSets", payload))
     assert (reply.status, reply.error) == (200, None) and reply.xpath("//o:setSpec")

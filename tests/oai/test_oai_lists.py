@@ -169,10 +169,17 @@ def test_a_changed_record_moves_to_its_new_datestamp(oai: Oai, db, settings):
     assert harvest(oai, **{"from": "2024-03-01T13:00:00Z"})[0] == [oai_id(recids[0])]
 
 
+@pytest.fixture(scope="module")
+def twelve_and_a_tombstone(module_db, module_settings) -> None:  # type: ignore[no-untyped-def]
+    """Twelve records in the module's shared app, one of them taken down, built once: the tests given them only
+    read."""
+    insert_records(module_db, module_settings, 12, T0, community="ecology")
+    take_down(module_db, 4, T0)  # a tombstone among them: a header without metadata
+
+
 @pytest.mark.parametrize("prefix", CANONICAL)
-def test_list_records_in_every_format(oai: Oai, db, settings, prefix):
-    insert_records(db, settings, 12, T0, community="ecology")
-    take_down(db, 4, T0)  # a tombstone among them: a header without metadata
+def test_list_records_in_every_format(module_oai: Oai, twelve_and_a_tombstone, prefix):
+    oai = module_oai
     reply = oai.get(verb="ListRecords", metadataPrefix=prefix)
     assert (
         reply.error is None and len(reply.xpath("//o:record")) == 5 and len(reply.xpath("//o:metadata")) == 4

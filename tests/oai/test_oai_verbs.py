@@ -7,6 +7,7 @@ from datetime import datetime
 import pytest
 from helpers.bulk_records import deposit_metadata, insert_records, make_community, take_down
 from helpers.factories import published
+from helpers.http import https_client
 from helpers.oai_client import CANONICAL, HOST, NS, PREFIXES, Oai
 from lxml import etree
 
@@ -116,9 +117,15 @@ def test_list_sets_names_types_and_communities(oai: Oai, db):
     assert descriptions["user-physics"] == "" and descriptions["type-dataset"] == ""
 
 
+@pytest.fixture(scope="module")
+def ice_record(module_app, module_auth):  # type: ignore[no-untyped-def]
+    """A published record in the module's shared app, built once: the tests given it only read."""
+    return published(https_client(module_app), module_auth, keywords=["ice"])
+
+
 @pytest.mark.parametrize("prefix", sorted(PREFIXES))
-def test_get_record_in_every_format_and_alias(oai: Oai, client, auth, prefix):
-    record = published(client, auth, keywords=["ice"])
+def test_get_record_in_every_format_and_alias(module_oai: Oai, ice_record, prefix):
+    record, oai = ice_record, module_oai
     reply = oai.get(verb="GetRecord", identifier=f"oai:{HOST}:{record['id']}", metadataPrefix=prefix)
     assert reply.status == 200 and reply.error is None
     assert reply.one("//o:header/o:identifier/text()") == f"oai:{HOST}:{record['id']}"

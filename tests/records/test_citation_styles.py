@@ -2,11 +2,19 @@
 
 import pytest
 from helpers.factories import published
+from helpers.http import https_client
 
 
 @pytest.fixture
-def record(client, auth):
-    return published(client, auth)
+def client(module_client):  # type: ignore[no-untyped-def]
+    """Every test here only reads: all of them ask the module's shared app."""
+    return module_client
+
+
+@pytest.fixture(scope="module")
+def record(module_app, module_auth):
+    """Built once: every test here only reads it."""
+    return published(https_client(module_app), module_auth)
 
 
 @pytest.mark.parametrize("style", [

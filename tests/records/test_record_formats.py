@@ -5,6 +5,7 @@ and every XML answer validates against its official schema."""
 import bibtexparser
 import pytest
 from helpers.factories import published
+from helpers.http import https_client
 from helpers.xsd import validate
 from lxml import etree
 
@@ -14,9 +15,17 @@ XML_SCHEMAS = {"marcxml": ("marc21",), "datacite": ("datacite4",), "datacite3": 
 
 
 @pytest.fixture
-def record(client, auth):
+def client(module_client):  # type: ignore[no-untyped-def]
+    """Every test here only reads: all of them ask the module's shared app."""
+    return module_client
+
+
+@pytest.fixture(scope="module")
+def record(module_app, module_auth):
+    """Built once: every test here only reads it."""
     return published(
-        client, auth, title="Ünïcode & <angle> — 数据 · بيانات 🌍", keywords=["a-b", "c&d"],
+        https_client(module_app), module_auth,
+        title="Ünïcode & <angle> — 数据 · بيانات 🌍", keywords=["a-b", "c&d"],
         creators=[{"name": "Müller, Jürgen", "orcid": "0000-0002-1825-0097"}, {"name": "Doe, Jane"}],
     )
 

@@ -102,9 +102,11 @@ def test_versions(client, auth):
     assert client.get("/api/records/?all_versions=0").json["hits"]["total"] == 1
 
 
-@pytest.fixture
-def corpus(client, auth):
-    """Five published records of different kinds."""
+@pytest.fixture(scope="module")
+def corpus(module_app, module_auth):
+    """Five published records of different kinds in the module's shared app, built once: the tests given them
+    only read."""
+    client, auth = https_client(module_app), module_auth
     made = [
         published(client, auth, title="Soil moisture of alpine meadows", keywords=["soil", "alps"],
                   publication_date="2019-05-01",
@@ -128,41 +130,42 @@ def ids(response) -> list[int]:  # type: ignore[no-untyped-def]
     return [h["id"] for h in response.json["hits"]["hits"]]
 
 
-def test_search_envelope_and_links(client, corpus, settings):
-    body = client.get("/api/records/?size=2&page=2").json
+def test_search_envelope_and_links(module_client, corpus, module_settings):
+    body = module_client.get("/api/records/?size=2&page=2").json
     assert body["hits"]["total"] == 5 and len(body["hits"]["hits"]) == 2
     links = body["links"]
-    assert links["self"].startswith(settings.BASE_URL + "/api/records/?") and "page=2" in links["self"]
+    assert links["self"].startswith(module_settings.BASE_URL + "/api/records/?") and "page=2" in links["self"]
     assert "page=1" in links["prev"] and "page=3" in links["next"]
     assert set(body["aggregations"]) >= {"access_right", "type", "file_type", "keywords"}
     types = {b["key"]: b["doc_count"] for b in body["aggregations"]["type"]["buckets"]}
     assert types == {"dataset": 2, "image": 1, "publication": 1, "software": 1}
-    response = client.get("/api/records/?size=2")
+    response = module_client.get("/api/records/?size=2")
     assert 'rel="next"' in response.headers["Link"]
 
 
-def test_search_parameters(client, corpus):
+def test_search_parameters(module_client, corpus):
     soil, glacier, river, model, flora = (d["id"] for d in corpus)
-    assert set(ids(client.get("/api/records/?q=soil"))) == {soil, river}
-    assert ids(client.get('/api/records/?q=title:"river sediments"')) == [river]
-    assert set(ids(client.get("/api/records/?q=sedi*"))) == {river, model}
-    assert ids(client.get("/api/records/?q=soil AND NOT river")) == [soil]
-    assert ids(client.get("/api/records/?type=image")) == [glacier]
-    assert ids(client.get("/api/records/?subtype=article")) == [river]
-    assert ids(client.get("/api/records/?access_right=closed")) == [river]
-    assert ids(client.get("/api/records/?keywords=model")) == [model]
-    assert set(ids(client.get("/api/records/?publication_date=2020--2021"))) == {river, glacier}
-    assert ids(client.get("/api/records/?bounds=7,45,8,47")) == [soil]
-    assert ids(client.get("/api/records/?sort=publication_date")) == [flora, soil, river, glacier, model]
-    assert ids(client.get("/api/records/?sort=-publication_date"))[0] == model
-    assert ids(client.get("/api/records/?sort=-mostrecent"))[0] == soil
-    assert ids(client.get("/api/records/?q=doi:10.9999/external.sediment")) == [model]
-    assert ids(client.get("/api/records/?q=10.9999/external.sediment")) == [model]
-    assert ids(client.get(f'/api/records/?q=conceptrecid:{corpus[1]["conceptrecid"]}')) == [glacier]
+    assert set(ids(module_client.get("/api/records/?q=soil"))) == {soil, river}
+    assert ids(module_client.get('/api/records/?q=title:"river sediments"')) == [river]
+    assert set(ids(module_client.get("/api/records/?q=sedi*"))) == {river, model}
+    assert ids(module_client.get("/api/records/?q=soil AND NOT river")) == [soil]
+    assert ids(module_client.get("/api/records/?type=image")) == [glacier]
+    assert ids(module_client.get("/api/records/?subtype=article")) == [river]
+    assert ids(module_client.get("/api/records/?access_right=closed")) == [river]
+    assert ids(module_client.get("/api/records/?keywords=model")) == [model]
+    assert set(ids(module_client.get("/api/records/?publication_date=2020--2021"))) == {river, glacier}
+    assert ids(module_client.get("/api/records/?bounds=7,45,8,47")) == [soil]
+    by_date = ids(module_client.get("/api/records/?sort=publication_date"))
+    assert by_date == [flora, soil, river, glacier, model]
+    assert ids(module_client.get("/api/records/?sort=-publication_date"))[0] == model
+    assert ids(module_client.get("/api/records/?sort=-mostrecent"))[0] == soil
+    assert ids(module_client.get("/api/records/?q=doi:10.9999/external.sediment")) == [model]
+    assert ids(module_client.get("/api/records/?q=10.9999/external.sediment")) == [model]
+    assert ids(module_client.get(f'/api/records/?q=conceptrecid:{corpus[1]["conceptrecid"]}')) == [glacier]
 
 
-def test_search_legacy_array(client, corpus):
-    response = client.get("/api/records/?size=2", headers={"Accept": "application/json"})
+def test_search_legacy_array(module_client, corpus):
+    response = module_client.get("/api/records/?size=2", headers={"Accept": "application/json"})
     assert isinstance(response.json, list) and len(response.json) == 2
     assert response.json[0]["state"] == "done"
     assert 'rel="next"' in response.headers["Link"]
@@ -181,8 +184,8 @@ def test_search_legacy_array(client, corpus):
         ("page=2000&size=10", "page"),
     ],
 )
-def test_bad_search_parameters_are_400_naming_them(client, query, field):
-    response = client.get(f"/api/records/?{query}")
+def test_bad_search_parameters_are_400_naming_them(module_client, query, field):
+    response = module_client.get(f"/api/records/?{query}")
     assert response.status_code == 400, response.json
     assert response.json["errors"][0]["field"] == field
 
@@ -200,23 +203,23 @@ def test_a_cursor_walks_past_the_window(make_settings, make_token):
     assert sorted(seen) == sorted(made) and len(seen) == len(set(seen))
 
 
-def test_export_formats_on_search(client, corpus):
-    bib = client.get("/api/records/?format=bibtex")
+def test_export_formats_on_search(module_client, corpus):
+    bib = module_client.get("/api/records/?format=bibtex")
     assert bib.status_code == 200 and bib.data.count(b"@") == 5
-    marc = client.get("/api/records/", headers={"Accept": "application/marcxml+xml"})
+    marc = module_client.get("/api/records/", headers={"Accept": "application/marcxml+xml"})
     assert marc.status_code == 200 and b"<collection" in marc.data
-    refused = client.get("/api/records/", headers={"Accept": "application/x-nothing"})
+    refused = module_client.get("/api/records/", headers={"Accept": "application/x-nothing"})
     assert refused.status_code == 406 and "application/x-bibtex" in refused.json["message"]
 
 
-def test_record_files_listing_and_access(client, auth, corpus):
+def test_record_files_listing_and_access(module_client, module_auth, corpus):
     soil, river, flora = corpus[0], corpus[2], corpus[4]
-    entries = client.get(f"/api/records/{soil['id']}/files").json["entries"]
+    entries = module_client.get(f"/api/records/{soil['id']}/files").json["entries"]
     assert entries[0]["key"] == "data.csv" and entries[0]["checksum"].startswith("md5:")
     for hidden in (river, flora):
-        assert client.get(f"/api/records/{hidden['id']}/files").status_code == 404
-        assert "files" not in client.get(f"/api/records/{hidden['id']}").json
-        owner_view = client.get(f"/api/records/{hidden['id']}", headers=auth).json
+        assert module_client.get(f"/api/records/{hidden['id']}/files").status_code == 404
+        assert "files" not in module_client.get(f"/api/records/{hidden['id']}").json
+        owner_view = module_client.get(f"/api/records/{hidden['id']}", headers=module_auth).json
         assert owner_view["files"]
 
 

@@ -9,13 +9,13 @@ from datetime import datetime
 
 import pytest
 import requests
+from helpers.registrar import DOI, URL, datacite_xml, receipt
 from sqlalchemy import update
 
 from repository.registrar import DataCiteRegistrar, RegistrarError
 from repository.storage import Database
 from repository.storage.tables.deposits import doi_registrations
 
-from .conftest import DOI, URL, datacite_xml, receipt
 from .datacite_standin import DataCiteStandin
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from helpers.registrar import DOI, URL, datacite_xml, receipt
 from sqlalchemy import func, select, update
 
 from repository.config import Settings, StartupError
@@ -17,8 +18,6 @@ from repository.registrar import (
 )
 from repository.storage import Database
 from repository.storage.tables.deposits import doi_registrations
-
-from .conftest import DOI, URL, datacite_xml, receipt
 
 
 def count(db: Database) -> int:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 import requests
+from helpers.registrar import DOI, URL, datacite_xml
 
-from .conftest import DOI, URL, datacite_xml
 from .datacite_standin import DataCiteStandin
 
 

@@ -6,7 +6,7 @@ import io
 import json
 import zipfile
 
-from .conftest import ALICE, REPOS, archive, deliver, enable, wait_for
+from helpers.releases import ALICE, REPOS, archive, deliver, enable, wait_for
 
 DEPOSITS = "/api/deposit/depositions"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.releases import ALICE, BOB
 
 from scripts import release
 
-from .conftest import ALICE, BOB
 from .standin import GitRepo
 
 DEPOSITS = "/api/deposit/depositions"

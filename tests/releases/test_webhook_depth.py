@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from .conftest import enable
+from helpers.releases import enable
 
 
 def test_deeply_nested_event_is_refused(client, auth, project):

@@ -10,13 +10,11 @@ from typing import Any
 import pytest
 import tantivy
 from opensearchpy.exceptions import NotFoundError
-from werkzeug.datastructures import MultiDict
 
-from repository.search.backend import SearchBackend, SearchResult
+from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
 from repository.search.mapping import fields
 from repository.search.open import open_search
-from repository.search.params import parse_search_args
 from repository.search.tantivy_query import to_tantivy
 
 from .factories import corpus
@@ -79,13 +77,3 @@ def fresh(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[SearchBacke
     backend, cleanup = _open(request.param, tmp_path)
     yield backend
     cleanup()
-
-
-def run(backend: SearchBackend, **args: Any) -> SearchResult:
-    """Search with query arguments as a client sends them."""
-    return backend.search(parse_search_args(MultiDict(args), cursor_key=b"test-key"))
-
-
-def ids(result: SearchResult) -> list[int]:
-    """The record ids of a page, in order."""
-    return [hit["id"] for hit in result.hits]

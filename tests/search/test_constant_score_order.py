@@ -5,8 +5,8 @@ fetching and sorting every tied hit."""
 from __future__ import annotations
 
 import pytest
+from helpers.search import ids, run
 
-from .conftest import ids, run
 from .test_contract import LATEST
 
 

@@ -7,12 +7,12 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from helpers.search import ids, run
 
 from repository.errors import BadRequest
 from repository.search.backend import compare_revisions
 from repository.search.documents import to_index_document
 
-from .conftest import ids, run
 from .factories import corpus, make_record
 
 RECORDS = corpus()

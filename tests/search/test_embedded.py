@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import tantivy
+from helpers.search import ids, run
 
 from repository.errors import ServiceUnavailable
 from repository.search.documents import to_index_document
@@ -19,7 +20,6 @@ from repository.search.mapping import fields, fields_of, load_template
 from repository.search.open import open_search
 from repository.search.tantivy_query import build_schema, to_tantivy
 
-from .conftest import ids, run
 from .factories import make_record
 
 ROOT = Path(__file__).resolve().parents[2]

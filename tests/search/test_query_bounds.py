@@ -48,16 +48,17 @@ def _assert_refused(response, field: str = "q") -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.parametrize("q", HOSTILE, ids=lambda q: q[:30])
-def test_hostile_record_queries_are_refused(client, q):
-    _assert_refused(client.get(RECORDS, query_string={"q": q}))
+def test_hostile_record_queries_are_refused(module_client, q):
+    _assert_refused(module_client.get(RECORDS, query_string={"q": q}))
 
 
 @pytest.mark.parametrize("q", HOSTILE, ids=lambda q: q[:30])
-def test_hostile_deposition_list_queries_are_refused(client, auth, q):
-    _assert_refused(client.get(DEPOSITS, query_string={"q": q}, headers=auth))
+def test_hostile_deposition_list_queries_are_refused(module_client, module_auth, q):
+    _assert_refused(module_client.get(DEPOSITS, query_string={"q": q}, headers=module_auth))
 
 
-def test_messages_say_which_bound(client):
+def test_messages_say_which_bound(module_client):
+    client = module_client
     assert "nested too deeply" in client.get(RECORDS, query_string={"q": "(" * 40 + "a" + ")" * 40}).json["message"]
     assert '"*" and "?"' in client.get(RECORDS, query_string={"q": "title:" + "a*" * 11}).json["message"]
     message = client.get(RECORDS, query_string={"q": "recid:[0 TO 99999999999999999999]"}).json["message"]
@@ -79,8 +80,8 @@ def test_messages_say_which_bound(client):
     " ".join(f"w{i}" for i in range(30)),
     "doi:(" + " OR ".join(f'"10.5281/zenodo.{i}"' for i in range(150)) + ")",
 ])
-def test_ordinary_queries_stay_within_the_bounds(client, q):
-    assert client.get(RECORDS, query_string={"q": q}).status_code == 200
+def test_ordinary_queries_stay_within_the_bounds(module_client, q):
+    assert module_client.get(RECORDS, query_string={"q": q}).status_code == 200
 
 
 def test_bounded_queries_still_find_records(client, auth):
@@ -115,20 +116,20 @@ CURSOR_PAYLOADS = {
 }
 
 
-@pytest.fixture
-def windowed(make_settings):  # type: ignore[no-untyped-def]
-    """A client of a service whose window is two results, so that links.next carries a cursor at once."""
-    app = create_app(make_settings(SEARCH_WINDOW=2))
-    yield app, https_client(app)
+@pytest.fixture(scope="module")
+def windowed(module_make_settings, module_auth):  # type: ignore[no-untyped-def]
+    """A service whose window is two results, so that links.next carries a cursor at once, holding three records
+    (built once: the tests only read)."""
+    app = create_app(module_make_settings(SEARCH_WINDOW=2))
+    for i in range(3):
+        published(https_client(app), module_auth, title=f"Cursor walk {i}")
+    yield app
     app.extensions["repository"].db.dispose()
 
 
 @pytest.mark.parametrize("name", CURSOR_PAYLOADS)
-def test_validly_signed_cursors_with_wrong_fields_are_400(windowed, make_token, name):
-    app, client = windowed
-    auth = {"Authorization": f"Bearer {make_token()}"}
-    for i in range(3):
-        published(client, auth, title=f"Cursor walk {i}")
+def test_validly_signed_cursors_with_wrong_fields_are_400(windowed, name):
+    app, client = windowed, https_client(windowed)
     for sort in ("bestmatch", "mostrecent"):
         args = {"q": "cursor", "size": 2, "sort": sort}
         next_link = client.get(RECORDS, query_string=args).json["links"]["next"]
@@ -148,5 +149,5 @@ def test_dates_at_the_ends_of_time_answer(client, auth, q):
     assert client.get(DEPOSITS, query_string={"q": q}, headers=auth).status_code == 200
 
 
-def test_an_impossible_time_zone_is_a_400(client):
-    _assert_refused(client.get(RECORDS, query_string={"q": "created:2020-01-01T00:00:00+99:00"}))
+def test_an_impossible_time_zone_is_a_400(module_client):
+    _assert_refused(module_client.get(RECORDS, query_string={"q": "created:2020-01-01T00:00:00+99:00"}))

@@ -2,11 +2,11 @@
 process) makes the next search see the new index."""
 
 from helpers.factories import publish, published
+from helpers.search import run
 
 from repository.search.documents import to_index_document
 from repository.search.open import open_search
 
-from .conftest import run
 from .factories import make_record
 
 API = "/api/deposit/depositions"

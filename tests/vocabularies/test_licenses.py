@@ -11,6 +11,17 @@ from repository.vocabularies.lookups import DatabaseLookups
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
 
 
+@pytest.fixture
+def app(module_app):  # type: ignore[no-untyped-def]
+    """Every test here only reads the built-in licenses: all of them ask the module's shared app."""
+    return module_app
+
+
+@pytest.fixture
+def client(module_client):  # type: ignore[no-untyped-def]
+    return module_client
+
+
 def test_the_specification_default_license_is_a_resource(client):
     response = client.get("/api/licenses/cc-by")
     assert response.status_code == 200
