@@ -94,6 +94,10 @@ def _email(raw: str) -> str:
     return raw.strip()
 
 
+def _optional_email(raw: str) -> str:
+    return _email(raw) if raw.strip() else ""
+
+
 def _choice(*allowed: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         value = raw.strip().lower()
@@ -286,6 +290,18 @@ class Settings:
     DATADESC_JOBS_PER_USER: int = setting(
         5, "Background validation jobs a user may have waiting at once; past them, 429.", _positive_int
     )
+    MAIL_SMTP_HOST: str = setting(
+        "", "SMTP server the worker sends mail through; empty: each message is written as an .eml file under "
+        "INSTANCE_PATH/mail (embedded shape)."
+    )
+    MAIL_SMTP_PORT: int = setting(587, "Port of the SMTP server.", _positive_int)
+    MAIL_SMTP_TLS: str = setting(
+        "starttls", "TLS to the SMTP server: starttls (upgrade a plain connection), ssl (TLS from the start) or none.",
+        _choice("starttls", "ssl", "none"),
+    )
+    MAIL_SMTP_USER: str = setting("", "User to log in to the SMTP server as; empty: no login.")
+    MAIL_SMTP_PASSWORD: str = setting("", "Password of MAIL_SMTP_USER.")
+    MAIL_FROM: str = setting("", "From address of the service's mail; empty: ADMIN_EMAIL.", _optional_email)
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
 
     @classmethod

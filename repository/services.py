@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from repository.accounts import mail
+from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
@@ -55,6 +57,7 @@ class Services:
     record_cache: RecordCache
     validations: Runner  # data-description documents of deposits, validated in the background
     validation_jobs: Jobs  # the background jobs of /api/datadesc/validate
+    mailer: Mailer  # sends the mail outbox right after the commit that queued a message, and in the worker's pass
     clock: Callable[[], datetime] = utcnow  # OAI-PMH's now: tests put a controllable one here
     # Needs the Services it belongs to, so build_services sets it right after the others.
     releases: ReleaseWorker = field(init=False)
@@ -94,6 +97,7 @@ def build_services(settings: Settings, **overrides: Any) -> Services:
         validations=pick("validations", lambda: Runner(db, files)),
         validation_jobs=pick("validation_jobs",
                              lambda: Jobs(settings.INSTANCE_PATH, settings.DATADESC_JOB_RETENTION)),
+        mailer=pick("mailer", lambda: Mailer(db, settings)),
         clock=pick("clock", lambda: utcnow),
     )
     services.releases = pick("releases", lambda: ReleaseWorker(services))
@@ -138,9 +142,12 @@ def _load_vocabularies(db: Database) -> None:
 def _wire_worker(services: Services) -> None:
     """The periodic tasks of the worker's pass, the same in both shapes (the thread of each server process, and
     scripts/worker.py): view counts, data-description documents left pending, the validation jobs a dead process
-    left and the sweep of expired ones, and orphan files (a crashed upload's temporary file)."""
+    left and the sweep of expired ones, orphan files (a crashed upload's temporary file) and the mail outbox, which
+    each commit that queues a message also hands to this process's mail thread."""
     settings, on_pass = services.settings, services.indexer.on_pass
     on_pass.append(services.stats.flush)
     on_pass.append(services.validations.on_pass)
     on_pass.append(services.validation_jobs.on_pass)
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE))
+    on_pass.append(services.mailer.process_pending)
+    services.db.wire(mail.SEND, services.mailer.kick)
