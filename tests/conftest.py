@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from helpers.http import https_client
+from helpers.http import free_port, https_client
 from sqlalchemy import URL, create_engine, make_url, text
 from werkzeug.routing import Rule
 
@@ -270,12 +270,6 @@ def module_auth(module_app) -> dict[str, str]:  # type: ignore[no-untyped-def]
         return {"Authorization": f"Bearer {create_token(conn, user_id, list(SCOPES))[1]}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The real server (scripts/serve.py → gunicorn with TLS) on 127.0.0.1; yields its URL and certificate."""
@@ -292,7 +286,7 @@ def live_server_3_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterator[dict]:
     instance = tmp_path_factory.mktemp("live")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "INSTANCE_PATH": str(instance),

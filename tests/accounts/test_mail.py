@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from aiosmtpd.controller import Controller
+from helpers.http import free_port
 from sqlalchemy import func, select
 
 from repository.accounts import mail
@@ -39,12 +40,6 @@ class Inbox:
         return "250 OK"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def make_services(make_settings) -> Iterator[Callable[..., Services]]:  # type: ignore[no-untyped-def]
     built: list[Services] = []
@@ -62,7 +57,7 @@ def make_services(make_settings) -> Iterator[Callable[..., Services]]:  # type: 
 
 @pytest.fixture
 def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox, port = Inbox(), _free_port()
+    inbox, port = Inbox(), free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     yield inbox, port
@@ -168,7 +163,7 @@ def test_a_refused_message_stays_queued_and_a_later_pass_sends_it(make_services,
 
 
 def test_a_dead_server_delays_nothing_and_loses_nothing(make_services):
-    port = _free_port()  # nothing listens there yet
+    port = free_port()  # nothing listens there yet
     services = make_services(**_smtp_settings(port))
     first, second = _queue(services), _queue(services, to="bob@example.org")
     services.mailer.wait_idle()
@@ -205,7 +200,7 @@ def test_starttls_with_the_server_certificate(make_services, tmp_path, monkeypat
     ensure_self_signed(cert, key, ["127.0.0.1", "localhost"])
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    inbox, port = Inbox(), _free_port()
+    inbox, port = Inbox(), free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port, tls_context=context, require_starttls=True)
     controller.start()
     try:
