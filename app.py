@@ -14,6 +14,7 @@ from repository.services import build_services
 from repository.web import request
 from repository.web.cors import install_cors
 from repository.web.ratelimit import install_limiter
+from repository.web.session import install_sessions
 
 
 class DatabaseInt(IntegerConverter):
@@ -32,7 +33,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     logging.basicConfig(level=settings.LOG_LEVEL.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     services = build_services(settings)
 
-    app = Flask(__name__, instance_path=settings.INSTANCE_PATH)
+    app = Flask(__name__, instance_path=settings.INSTANCE_PATH, static_folder="repository/static")
     app.config.update(SECRET_KEY=services.secret.decode(), MAX_CONTENT_LENGTH=None, JSON_SORT_KEYS=False)
     if settings.TRUSTED_PROXIES:
         n = settings.TRUSTED_PROXIES
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["int"] = DatabaseInt
 
     app.extensions["repository"] = services
+    install_sessions(app, settings)
     request.install(app)
     install_cors(app)
     # The limiter belongs to this app (its hooks, its limits on blueprints), not to the services: a script or the
@@ -49,6 +51,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     limiter = install_limiter(app, settings, request.resolve_identity)
     request.install_checks(app)
 
+    from repository import pages
     from repository.api import (
         badges,
         communities,
@@ -75,6 +78,7 @@ def create_app(settings: Settings | None = None) -> Flask:
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
                       landing.bp, datadesc.bp, badges.bp):
         app.register_blueprint(blueprint)
+    app.register_blueprint(pages.bp)
     oai.install_limits(app, limiter, settings)
     if settings.BENCH_CEILING_ENDPOINT:
         from repository.api import ceiling

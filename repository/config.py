@@ -302,6 +302,25 @@ class Settings:
     MAIL_SMTP_USER: str = setting("", "User to log in to the SMTP server as; empty: no login.")
     MAIL_SMTP_PASSWORD: str = setting("", "Password of MAIL_SMTP_USER.")
     MAIL_FROM: str = setting("", "From address of the service's mail; empty: ADMIN_EMAIL.", _optional_email)
+    SIGNUP_ENABLED: bool = setting(True, "Let people create their own account at /signup/.", _bool)
+    PASSWORD_MIN_LENGTH: int = setting(10, "Fewest characters an account's password may have.", _positive_int)
+    SESSION_LIFETIME_DAYS: int = setting(
+        14, "Days a browser stays signed in without signing in again.", _positive_int
+    )
+    CONFIRM_LINK_HOURS: int = setting(
+        48, "Hours an e-mail confirmation link (sign-up, changed address, access request) stays valid.", _positive_int
+    )
+    RESET_LINK_HOURS: int = setting(2, "Hours a password reset link stays valid.", _positive_int)
+    RATELIMIT_SIGNIN: str = setting(
+        "10/15minutes;50/day",
+        "Limits on sign-in, sign-up and reset attempts, counted per e-mail address and per client address.", _limits,
+    )
+    OIDC_ISSUER: str = setting(
+        "", "OpenID Connect provider to offer for sign-in (e.g. https://orcid.org); empty: none offered."
+    )
+    OIDC_CLIENT_ID: str = setting("", "Client id of this service at OIDC_ISSUER.")
+    OIDC_CLIENT_SECRET: str = setting("", "Client secret of this service at OIDC_ISSUER.")
+    OIDC_LABEL: str = setting("Sign in with ORCID", "Label of the OpenID Connect sign-in button.")
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
 
     @classmethod

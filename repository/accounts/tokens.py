@@ -21,12 +21,14 @@ EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 @dataclass(frozen=True)
 class Identity:
-    """Who is calling: a user and the scopes of the token used."""
+    """Who is calling: a user and the scopes of the token used. A signed-in browser session (`token_id` None,
+    `session` True) holds every scope; its writes need a CSRF token (repository.web.session)."""
 
     user_id: int
     email: str
     scopes: frozenset[str]
-    token_id: int
+    token_id: int | None
+    session: bool = False
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes

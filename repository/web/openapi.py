@@ -44,6 +44,7 @@ def build_spec(app: Flask, title: str, version: str, server_url: str) -> dict:
     spec.components.security_scheme("access_token", {"type": "apiKey", "in": "query", "name": "access_token"})
     spec.options["servers"] = [{"url": server_url}]
     error_ref = {"description": "Error object", "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+    page_error = {"description": "An error page", "content": {"text/html": {}}}
     paths: dict[str, dict] = {}
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         if rule.endpoint in SKIPPED_ENDPOINTS:
@@ -53,13 +54,17 @@ def build_spec(app: Flask, title: str, version: str, server_url: str) -> dict:
         extra = getattr(view, "openapi", {})
         doc_text = (view.__doc__ or "").strip()
         summary = doc_text.splitlines()[0] if doc_text else rule.endpoint
+        # Web pages (the `pages` blueprints) answer HTML, their errors too; their forms need the session's CSRF token.
+        is_page = rule.endpoint.startswith("pages.")
+        default_ok = {"200": {"description": "The page.", "content": {"text/html": {}}}} if is_page else {
+            "200": {"description": "OK"}}
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
             operation: dict[str, Any] = {
                 "operationId": f"{rule.endpoint}.{method.lower()}",
                 "summary": summary,
-                "tags": extra.get("tags", [rule.endpoint.split(".")[0]]),
+                "tags": extra.get("tags", [rule.endpoint.split(".")[1 if is_page else 0]]),
                 "parameters": path_params + extra.get("parameters", []),
-                "responses": extra.get("responses", {"200": {"description": "OK"}}) | {"4XX": error_ref},
+                "responses": extra.get("responses", default_ok) | {"4XX": page_error if is_page else error_ref},
             }
             if doc_text:
                 operation["description"] = doc_text

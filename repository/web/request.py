@@ -17,7 +17,7 @@ from flask import Flask, Request, Response, current_app, g, request
 from sqlalchemy.exc import IntegrityError, OperationalError
 from werkzeug.exceptions import HTTPException
 
-from repository.accounts.tokens import Identity, authenticate
+from repository.accounts.tokens import SCOPES, Identity, authenticate
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -33,6 +33,7 @@ from repository.errors import (
 )
 from repository.jsonlimits import ShapeError, check_shape
 from repository.services import Services
+from repository.web.session import check_csrf, current_user, needs_csrf
 
 log = logging.getLogger("repository")
 
@@ -65,9 +66,18 @@ def resolve_identity() -> Identity | None:
             # Set nothing before the lookup succeeds: a dead database must not turn the caller into a guest.
             with services().db.read() as conn:
                 found = authenticate(conn, token)
+        else:
+            user = current_user()  # a signed-in browser: every scope, writes need the CSRF token
+            if user is not None:
+                found = Identity(user["id"], user["email"], frozenset(SCOPES), None, session=True)
         g.bad_token = token is not None and found is None
         g.identity = found
     return g.identity
+
+
+def is_page_request() -> bool:
+    """Whether the request is for a web page (a blueprint under `pages`): errors are then pages, forms need CSRF."""
+    return "pages" in request.blueprints
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -147,9 +157,11 @@ def install_checks(app: Flask) -> None:
         settings = services().settings
         if not settings.ALLOW_HTTP and not _is_secure():
             raise Forbidden("Plain HTTP is not accepted: use HTTPS (" + settings.BASE_URL + ").")
-        resolve_identity()
+        who = resolve_identity()
         if g.bad_token:
             raise Unauthorized("The access token is invalid or has been revoked.")
+        if needs_csrf(is_page_request(), who is not None and who.session):
+            check_csrf()
 
 
 class UploadRequest(Request):

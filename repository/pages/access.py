@@ -1,0 +1,5 @@
+"""(being written)"""
+
+from flask import Blueprint
+
+bp = Blueprint("access", __name__)

@@ -1,0 +1,74 @@
+"""What every web page shares: the `pages` blueprint (the parent of each area's blueprint), page rendering, error
+pages instead of error objects, and the signed-in user a page needs.
+
+Every write under `pages` must carry the CSRF token (checked for all of them in repository.web.request), so a form
+only has to include `{{ form_csrf() }}`."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask_wtf.csrf import generate_csrf
+from markupsafe import Markup, escape
+from werkzeug.exceptions import HTTPException
+
+from repository.errors import ApiError, Unauthorized
+from repository.web.request import services
+from repository.web.session import current_user, safe_next
+
+bp = Blueprint("pages", __name__, template_folder="../templates")
+SIGN_IN = "/login/"
+
+
+def render_page(template: str, http_status: int = 200, **context: Any) -> Response:
+    """A page of `templates/pages/`, with what the layout needs."""
+    html = render_template(f"pages/{template}", site_name=services().settings.REPOSITORY_NAME, **context)
+    response = Response(html, status=http_status, mimetype="text/html")
+    # Pages with a form or someone's data are never cached by a shared cache, nor framed by another site.
+    response.headers.setdefault("Cache-Control", "private, no-store")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; "
+                                "form-action 'self'; base-uri 'none'; object-src 'none'")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    return response
+
+
+def require_user() -> dict:
+    """The signed-in user, or: a sign-in redirect for a browser; 401 for a client that sent a token (account pages
+    are for people in a browser, never for tokens)."""
+    user = current_user()
+    if user is not None:
+        return user
+    if request.headers.get("Authorization") or request.args.get("access_token"):
+        raise Unauthorized("Account pages need a signed-in browser session; an access token cannot open them.")
+    go_to_sign_in()
+
+
+def go_to_sign_in() -> NoReturn:
+    target = request.full_path if request.query_string else request.path
+    abort(redirect(SIGN_IN + "?" + urlencode({"next": safe_next(target)})))
+
+
+@bp.app_template_global()
+def form_csrf() -> Markup:
+    """The hidden CSRF field every form of a page carries."""
+    return Markup(f'<input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">')
+
+
+@bp.errorhandler(ApiError)
+def api_error_page(exc: ApiError) -> Response:
+    return render_page("error.html", exc.status, status=exc.status, message=exc.message, errors=exc.errors)
+
+
+@bp.errorhandler(HTTPException)
+def http_error_page(exc: HTTPException) -> Response:
+    status = exc.code or 500
+    message = "The page was not found." if status == 404 else (exc.description or exc.name)
+    return render_page("error.html", status, status=status, message=message, errors=[])
+
+
+def back_to(default: str = "/") -> str:
+    """Where a form's `next` says to go after it, if that is on this site."""
+    return safe_next(request.values.get("next"), default)
