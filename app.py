@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from flask import Flask
@@ -11,7 +10,7 @@ from werkzeug.routing import IntegerConverter, Map
 
 from repository.config import Settings
 from repository.services import build_services
-from repository.web import request
+from repository.web import compression, logs, metrics, request
 from repository.web.cors import install_cors
 from repository.web.ratelimit import install_limiter
 from repository.web.session import install_sessions
@@ -30,7 +29,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     """Build the application from `settings` (default: the environment) around the process's services
     (`build_services`), which `repository.web.request.services()` returns to the views."""
     settings = settings or Settings.from_env()
-    logging.basicConfig(level=settings.LOG_LEVEL.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.configure_logging(settings.LOG_LEVEL, settings.LOG_FORMAT)
     services = build_services(settings)
 
     app = Flask(__name__, instance_path=settings.INSTANCE_PATH, static_folder="repository/static")
@@ -43,6 +42,15 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["int"] = DatabaseInt
 
     app.extensions["repository"] = services
+    from repository.api import health
+    from serializers import REGISTRY
+
+    # Hooks in this order: compression's response hook runs last, the metrics' clock starts first, and the probes
+    # (/healthz, /readyz, /metrics) are marked as having no caller before the rate limiter looks for one.
+    compression.install(app, settings, [serializer.mimetype for serializer in REGISTRY.values()])
+    metrics.install(app)
+    logs.install(app)
+    health.install(app)
     install_sessions(app, settings)
     request.install(app)
     install_cors(app)
@@ -50,9 +58,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     # worker has no requests to limit.
     limiter = install_limiter(app, settings, request.resolve_identity)
     request.install_checks(app)
+    limiter.exempt(health.bp)
 
     from repository import pages
     from repository.api import (
+        access_requests,
         badges,
         communities,
         community_requests,
@@ -76,7 +86,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["key"] = files.KeyConverter  # the file keys of /api/files/ routes
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
-                      landing.bp, datadesc.bp, badges.bp):
+                      landing.bp, datadesc.bp, badges.bp, access_requests.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
     oai.install_limits(app, limiter, settings)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import logging
 import os
 import re
 import signal
@@ -122,10 +121,10 @@ class Context:
             self._db = open_database(self._settings.DATABASE_URL)
         elif cmd.needs == "services":
             from repository.services import build_services
+            from repository.web.logs import configure_logging
 
-            # The worker's and the services' logs at LOG_LEVEL on stderr, as in the server (app.create_app).
-            logging.basicConfig(level=self._settings.LOG_LEVEL.upper(),
-                                format="%(asctime)s %(levelname)s %(name)s %(message)s")
+            # The worker's and the services' logs at LOG_LEVEL in LOG_FORMAT on stderr, as in the server (create_app).
+            configure_logging(self._settings.LOG_LEVEL, self._settings.LOG_FORMAT)
             self._services = build_services(self._settings)
         if cmd.migrate:
             from repository.storage import upgrade
@@ -277,13 +276,94 @@ def tokens_command(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-# --- database and vocabularies ------------------------------------------------------------------------------
-@command("migrate", migrate=True)
-def migrate(args: argparse.Namespace, ctx: Context) -> int:
-    """Bring the database schema to the newest revision (the scaled shape runs this before starting servers)."""
-    from repository.storage.migrate import current_revision
+@command("create-admin", migrate=True, arguments=[
+    arg("email", metavar="EMAIL", help="the administrator's e-mail address"),
+    arg("--password-stdin", action="store_true",
+        help="read the password from the first line of standard input (else: print a link to choose one)"),
+])
+def create_admin(args: argparse.Namespace, ctx: Context) -> int:
+    """Create an administrator (or make an existing user one), with a confirmed address.
 
-    print(f"database at revision {current_revision(ctx.db)}")
+    With `--password-stdin` the password is read from standard input (never from the command line, which other
+    users of the machine can see). Without it, an account that has no password yet gets a one-time link to choose
+    one, printed on stdout (valid RESET_LINK_HOURS); an existing password is left as it is."""
+    from repository.accounts import signup
+    from repository.services import secret_key
+
+    password = sys.stdin.readline().rstrip("\r\n") if args.password_stdin else None
+    with ctx.db.write() as conn:
+        user, created = signup.make_admin(conn, args.email, password, ctx.settings)
+    print(f"{'created' if created else 'updated'} administrator {user['email']} (id {user['id']})")
+    if password is None and not user["password_hash"]:
+        link = signup.reset_link_for(user, ctx.settings, secret_key(ctx.settings).encode())
+        print(f"choose a password within {ctx.settings.RESET_LINK_HOURS} hours at: {link}")
+    return 0
+
+
+def _switch_user(email: str, ctx: Context, active: bool) -> int:
+    from repository.accounts import tokens, users
+
+    with ctx.db.write() as conn:
+        user = tokens.get_user_by_email(conn, email)
+        if user is None:
+            raise CommandError(f"no user with e-mail {email}", code=1)
+        changed = users.reactivate(conn, user["id"]) if active else users.deactivate(conn, user["id"])
+    state = "active" if active else "deactivated"
+    print(f"{user['email']} {'is now' if changed else 'was already'} {state}")
+    return 0
+
+
+@command("deactivate-user", arguments=[arg("email", metavar="EMAIL", help="the user's e-mail address")])
+def deactivate_user(args: argparse.Namespace, ctx: Context) -> int:
+    """Deactivate a user: their browser sessions and tokens stop working at once; nothing of theirs is deleted."""
+    return _switch_user(args.email, ctx, active=False)
+
+
+@command("reactivate-user", arguments=[arg("email", metavar="EMAIL", help="the user's e-mail address")])
+def reactivate_user(args: argparse.Namespace, ctx: Context) -> int:
+    """Reactivate a deactivated user: they can sign in again, and their tokens not revoked work again."""
+    return _switch_user(args.email, ctx, active=True)
+
+
+# --- database and vocabularies ------------------------------------------------------------------------------
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--check", action="store_true",
+                      help="migrate nothing; exit 1 when migrations are pending, 0 when the schema is up to date")
+    only.add_argument("--sql", action="store_true",
+                      help="migrate nothing; print the SQL of the pending migrations (to review or run by hand)")
+    only.add_argument("--current", action="store_true", help="migrate nothing; print the current revision")
+
+
+@command("migrate", configure=_migrate_arguments)
+def migrate(args: argparse.Namespace, ctx: Context) -> int:
+    """Bring the database schema to the newest revision (the scaled shape runs this before starting servers).
+
+    `--check`, `--sql` and `--current` only look: they never change the database."""
+    from repository.storage import migrate as migrations
+
+    if args.current:
+        print(migrations.current_revision(ctx.db) or "none (an empty database)")
+        return 0
+    try:
+        pending = migrations.pending_revisions(ctx.db)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    if args.sql:
+        if pending:
+            migrations.upgrade_sql(ctx.db, sys.stdout)
+        else:
+            print(f"-- nothing to apply: the database is at the newest revision, {migrations.head_revision()}")
+        return 0
+    if args.check:
+        if not pending:
+            print(f"up to date at revision {migrations.head_revision()}")
+            return 0
+        print(f"{len(pending)} migration(s) pending: {', '.join(pending)} "
+              f"(database at {migrations.current_revision(ctx.db) or 'none'})")
+        return 1
+    migrations.upgrade(ctx.db)
+    print(f"database at revision {migrations.current_revision(ctx.db)}")
     return 0
 
 
@@ -448,6 +528,90 @@ def _published_batches(db: Database, size: int) -> Iterator[list[int]]:
         last = ids[-1]
 
 
+# --- backup and restore ------------------------------------------------------------------------------------
+@command("backup", arguments=[
+    arg("target", type=Path, metavar="DIR", help="the folder to write (must not exist, or be empty)"),
+    arg("--quiet", action="store_true", help="no progress bar"),
+])
+def backup(args: argparse.Namespace, ctx: Context) -> int:
+    """Back up the running instance: the database as of one commit and the files it references (not the index).
+
+    SQLite is copied with its online backup API, PostgreSQL with pg_dump (of the server's major version); the files
+    are copied and checked against their stored MD5, with a manifest of MD5 and SHA-256 checksums (repository/
+    backup.py says which files and why). The folder appears whole at the end or not at all. Exit code: 0 done, 1
+    done but a file was missing or did not match its checksum (listed), 2 nothing written."""
+    from repository.backup import BackupError, back_up
+
+    try:
+        report = back_up(ctx.db, ctx.settings, args.target, quiet=args.quiet)
+    except BackupError as exc:
+        raise CommandError(str(exc)) from exc
+    counts = report.counts
+    print(f"backed up {counts['records']} records, {counts['deposits']} deposits, {counts['users']} users and "
+          f"{report.files} files ({report.bytes} bytes) into {report.folder} in {report.seconds:.1f} s")
+    if report.skipped:
+        print(f"{len(report.skipped)} file(s) deleted during the backup were left out (no longer referenced)")
+    for problem in report.problems:
+        print(f"problem: {problem}")
+    return 1 if report.problems else 0
+
+
+@command("restore", arguments=[
+    arg("source", type=Path, metavar="DIR", help="a folder written by the backup command"),
+    arg("--quiet", action="store_true", help="no progress bar"),
+])
+def restore(args: argparse.Namespace, ctx: Context) -> int:
+    """Restore a backup into an empty instance (empty database and FILES_ROOT), then rebuild the search index.
+
+    The files are checked against the backup's checksums, and the result as `reindex --check` does. Exit code: 0
+    restored and checked, 1 restored with problems (listed), 2 nothing restored (not a backup, not an empty
+    instance, a release older than the backup)."""
+    from repository.backup import BackupError
+    from repository.backup import restore as restoring
+
+    try:
+        report = restoring(ctx.settings, args.source, quiet=args.quiet)
+    except BackupError as exc:
+        raise CommandError(str(exc)) from exc
+    counts = report.counts
+    print(f"restored {counts['records']} records, {counts['deposits']} deposits, {counts['users']} users and "
+          f"{report.files} files ({report.bytes} bytes); indexed {counts['indexed']} records in "
+          f"{report.seconds:.1f} s")
+    for problem in report.problems:
+        print(f"problem: {problem}")
+    print("restore check FAILED" if report.problems else
+          "restore check passed: every file matches its checksums, the index holds exactly the published records")
+    return 1 if report.problems else 0
+
+
+@command("generate-env", needs="nothing", arguments=[
+    arg("--output", type=Path, default=Path(".env"), help="the file to write (default: .env, beside "
+        "docker-compose.yml); an existing one is never overwritten"),
+])
+def generate_env(args: argparse.Namespace, ctx: Context) -> int:
+    """Write the secrets docker compose refuses to start without (SECRET_KEY, POSTGRES_PASSWORD,
+    OPENSEARCH_PASSWORD) into a new .env file, readable by its owner only. Needs no dependency: plain python3."""
+    import secrets
+
+    from repository.timeutil import isoformat, utcnow
+
+    # OpenSearch wants an upper-case letter, a lower-case letter, a digit and a special character in its password.
+    values = {"SECRET_KEY": secrets.token_urlsafe(48), "POSTGRES_PASSWORD": secrets.token_urlsafe(24),
+              "OPENSEARCH_PASSWORD": secrets.token_urlsafe(24) + "_Aa1"}
+    lines = [f"# Written by `python3 scripts/generate_env.py` at {isoformat(utcnow())}. Keep it with your",
+             "# backups: POSTGRES_PASSWORD and OPENSEARCH_PASSWORD are set in their volumes at first start, and",
+             "# SECRET_KEY signs sessions, links and tokens.", *(f"{k}={v}" for k, v in values.items())]
+    try:
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError as exc:
+        raise CommandError(f"{args.output} exists: it is never overwritten (its passwords are in the volumes); "
+                           "delete it first to start afresh") from exc
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print(f"wrote {args.output}: {', '.join(values)}")
+    return 0
+
+
 # --- running the service ------------------------------------------------------------------------------------
 @command("serve", migrate=True, passes_unknown=True, arguments=[
     arg("--bind", default=None, help="address:port (default: host and port of BASE_URL)"),
@@ -488,6 +652,7 @@ def serve(args: argparse.Namespace, ctx: Context) -> int:
 @command("worker", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("--interval", type=float, default=2.0, help="seconds between passes"),
     arg("--once", action="store_true", help="one pass, then exit"),
+    arg("--heartbeat", type=Path, metavar="FILE", help="touch FILE after every pass (for a health check)"),
 ])
 def worker(args: argparse.Namespace, ctx: Context) -> int:
     """The background worker of the scaled shape: applies the outbox (indexing, DOI registration) with retries,
@@ -500,11 +665,15 @@ def worker(args: argparse.Namespace, ctx: Context) -> int:
     if args.once:
         done = indexer.run_pass(grace=0.0)
         ctx.services.validation_jobs.wait_idle(timeout=3600)  # the validation jobs its pass started
+        if args.heartbeat is not None:
+            args.heartbeat.touch()
         print(f"applied {done} outbox rows")
         return 0
     with _stop_on_signal() as stop:
         while True:
             indexer.run_pass(grace=GRACE_SECONDS)  # its first pass sweeps the file store (then every interval)
+            if args.heartbeat is not None:
+                args.heartbeat.touch()  # the compose health check looks at its age
             if stop.wait(args.interval):
                 return 0
 

@@ -124,6 +124,18 @@ DEFAULT_DOI_PREFIX = "10.5281"
 DEFAULT_SANDBOX_DOI_PREFIX = "10.5072"
 
 
+# Values copied from examples and templates: a service started with one signs with a key anyone can read.
+PLACEHOLDER_SECRETS = frozenset({"change-me", "changeme", "change_me", "changethis", "secret", "secret-key",
+                                 "secret_key", "placeholder", "replace-me", "your-secret-key", "xxx", "default"})
+
+
+def _secret_key(raw: str) -> str:
+    if raw.strip().lower() in PLACEHOLDER_SECRETS:
+        raise ValueError("a placeholder, not a secret: leave it empty (one is generated under INSTANCE_PATH) or "
+                         "generate one (python3 scripts/generate_env.py writes a .env for docker compose)")
+    return raw.strip()
+
+
 def _doi_prefix(raw: str) -> str:
     value = raw.strip()
     if not re.fullmatch(r"10\.\d+(\.\d+)*", value):
@@ -184,8 +196,14 @@ class Settings:
     DATACITE_URL: str = setting("https://api.datacite.org", "DataCite REST API root.", _base_url)
     DATACITE_USERNAME: str = setting("", "DataCite repository account id.")
     DATACITE_PASSWORD: str = setting("", "DataCite repository account password.")
+    DOI_FAILURE_NOTIFY_ATTEMPTS: int = setting(
+        10, "Failed attempts in a row after which a DOI registration is logged as an error and its depositor mailed "
+        "(once; retries go on). With the retries' backoff the 10th comes about 17 minutes after the first. "
+        "0: never mail.", _positive_int,
+    )
     SECRET_KEY: str = setting(
-        "", "Key signing resumption tokens and cursors; empty means one generated once under INSTANCE_PATH."
+        "", "Key signing resumption tokens and cursors; empty means one generated once under INSTANCE_PATH.",
+        _secret_key,
     )
     TLS_CERT: str = setting("{INSTANCE_PATH}/tls/cert.pem", "TLS certificate (PEM) served by scripts/serve.py.")
     TLS_KEY: str = setting("{INSTANCE_PATH}/tls/key.pem", "TLS private key (PEM) served by scripts/serve.py.")
@@ -304,6 +322,12 @@ class Settings:
     MAIL_FROM: str = setting("", "From address of the service's mail; empty: ADMIN_EMAIL.", _optional_email)
     SIGNUP_ENABLED: bool = setting(True, "Let people create their own account at /signup/.", _bool)
     PASSWORD_MIN_LENGTH: int = setting(10, "Fewest characters an account's password may have.", _positive_int)
+    PASSWORD_HASH_PROFILE: str = setting(
+        "rfc9106-low-memory",
+        "argon2id parameters of new password hashes: rfc9106-low-memory (3 passes, 64 MiB), rfc9106-high-memory "
+        "(1 pass, 2 GiB) or cheapest (for test suites only: no protection). Older hashes are upgraded at sign-in.",
+        _choice("rfc9106-low-memory", "rfc9106-high-memory", "cheapest"),
+    )
     SESSION_LIFETIME_DAYS: int = setting(
         14, "Days a browser stays signed in without signing in again.", _positive_int
     )
@@ -322,6 +346,25 @@ class Settings:
     OIDC_CLIENT_SECRET: str = setting("", "Client secret of this service at OIDC_ISSUER.")
     OIDC_LABEL: str = setting("Sign in with ORCID", "Label of the OpenID Connect sign-in button.")
     LOG_LEVEL: str = setting("INFO", "Logging level.", _choice("debug", "info", "warning", "error"))
+    LOG_FORMAT: str = setting(
+        "text", "Log lines as text or as JSON objects (json: time, level, logger, message, and request_id, user_id "
+        "and route on every line written for a request, gunicorn's access log included).", _choice("text", "json"),
+    )
+    METRICS_TOKEN: str = setting(
+        "", "Bearer token Prometheus sends to scrape /metrics; empty: /metrics is off (404)."
+    )
+    READY_MIN_FREE_BYTES: int = setting(
+        1_000_000_000, "/readyz answers 503 when the disk of FILES_ROOT (or of the SQLite database) has fewer free "
+        "bytes than this.", _positive_int,
+    )
+    READY_MAX_OUTBOX_AGE_SECONDS: int = setting(
+        3600, "/readyz answers 503 when the oldest entry of the outbox (indexing, DOI registration) has waited "
+        "longer than this many seconds; 0: not checked.", _positive_int,
+    )
+    COMPRESS_MIN_BYTES: int = setting(
+        1000, "JSON, XML and HTML responses at least this large are compressed (zstd, brotli or gzip, as the "
+        "client accepts); file downloads never are.", _positive_int,
+    )
 
     @classmethod
     def declarations(cls) -> list[dataclasses.Field]:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from repository.accounts import mail
+from repository.accounts import mail, passwords
 from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
@@ -27,7 +27,7 @@ from repository.files.buckets import FileStore, Sweeper
 from repository.indexing.indexer import Indexer
 from repository.records.cache import RecordCache
 from repository.records.render_context import render_context
-from repository.records.stats import ViewCounter
+from repository.records.stats import Usage
 from repository.registrar import Registrar, open_registrar
 from repository.releases.ingest import ReleaseWorker
 from repository.search.backend import SearchBackend
@@ -53,7 +53,7 @@ class Services:
     search: SearchBackend
     registrar: Registrar
     indexer: Indexer  # the outbox worker; its pass also runs the periodic tasks below
-    stats: ViewCounter
+    stats: Usage  # usage statistics (COUNTER R5): buffered per process, aggregated in the worker's pass
     record_cache: RecordCache
     validations: Runner  # data-description documents of deposits, validated in the background
     validation_jobs: Jobs  # the background jobs of /api/datadesc/validate
@@ -78,21 +78,23 @@ def build_services(settings: Settings, **overrides: Any) -> Services:
         return overrides[name] if name in overrides else build()
 
     os.makedirs(settings.INSTANCE_PATH, exist_ok=True)
+    passwords.use_profile(settings.PASSWORD_HASH_PROFILE)
     db = pick("db", lambda: _open_database(settings))
     _load_vocabularies(db)
     search = pick("search", lambda: open_from_settings(settings))
     registrar = pick("registrar", lambda: open_registrar(settings, db))
     files = pick("files", lambda: FileStore(settings.FILES_ROOT))
+    secret = pick("secret", lambda: secret_key(settings).encode())
     services = Services(
         settings=settings,
         db=db,
-        secret=pick("secret", lambda: secret_key(settings).encode()),
+        secret=secret,
         files=files,
         search=search,
         registrar=registrar,
         indexer=pick("indexer", lambda: Indexer(db, settings, search, registrar, DatabaseLookups,
                                                  lambda: render_context(settings, db))),
-        stats=pick("stats", lambda: ViewCounter(db)),
+        stats=pick("stats", lambda: Usage(db, secret)),
         record_cache=pick("record_cache", RecordCache),
         validations=pick("validations", lambda: Runner(db, files)),
         validation_jobs=pick("validation_jobs",
@@ -141,11 +143,11 @@ def _load_vocabularies(db: Database) -> None:
 
 def _wire_worker(services: Services) -> None:
     """The periodic tasks of the worker's pass, the same in both shapes (the thread of each server process, and
-    scripts/worker.py): view counts, data-description documents left pending, the validation jobs a dead process
+    scripts/worker.py): usage statistics, data-description documents left pending, the validation jobs a dead process
     left and the sweep of expired ones, orphan files (a crashed upload's temporary file) and the mail outbox, which
     each commit that queues a message also hands to this process's mail thread."""
     settings, on_pass = services.settings, services.indexer.on_pass
-    on_pass.append(services.stats.flush)
+    on_pass.append(services.stats.on_pass)
     on_pass.append(services.validations.on_pass)
     on_pass.append(services.validation_jobs.on_pass)
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE))

@@ -119,6 +119,8 @@ def _build_settings(instance_path: str, database_url: str, overrides: dict) -> S
         "SECRET_KEY": "test-secret",
         # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
         "BACKGROUND_WORKER": False,
+        # argon2id's cheapest parameters: a sign-up costs microseconds, not half a second of CPU.
+        "PASSWORD_HASH_PROFILE": "cheapest",
     }
     if "DATABASE_URL" not in overrides:
         # A copy of the migrated template: create_app's start-up migration would find nothing to do, after
@@ -147,7 +149,9 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
 def app(settings: Settings):  # type: ignore[no-untyped-def]
     application = create_app(settings)
     yield application
-    application.extensions["repository"].db.dispose()
+    services = application.extensions["repository"]
+    services.mailer.wait_idle()  # the mail thread's connection is back in the pool before the pool goes
+    services.db.dispose()
 
 
 @pytest.fixture
@@ -253,7 +257,9 @@ def module_settings(module_make_settings: Callable[..., Settings]) -> Settings:
 def module_app(module_settings: Settings):  # type: ignore[no-untyped-def]
     application = create_app(module_settings)
     yield application
-    application.extensions["repository"].db.dispose()
+    services = application.extensions["repository"]
+    services.mailer.wait_idle()  # the mail thread's connection is back in the pool before the pool goes
+    services.db.dispose()
 
 
 @pytest.fixture

@@ -6,16 +6,21 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, insert, or_, select, update
 
-from repository.errors import BadRequest, NotFound
+from repository.errors import BadRequest, NotFound, ValidationError
 from repository.storage.tables.core import tokens, users
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 
 SCOPES = ("deposit:write", "deposit:actions")
+NAME_MAX = 100  # a name people choose in the applications area or the API
+# `last_used` is written at most this often per token: one short write a minute, not one per request.
+LAST_USED_EVERY = timedelta(seconds=60)
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
@@ -29,9 +34,15 @@ class Identity:
     scopes: frozenset[str]
     token_id: int | None
     session: bool = False
+    # When the token was last noted as used (read with it): tells whether to note this use (`note_use`).
+    last_used: datetime | None = field(default=None, compare=False, repr=False)
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+    def use_unnoted(self) -> bool:
+        """Whether this token request should update the token's `last_used` (never for a browser session)."""
+        return self.token_id is not None and (self.last_used is None or utcnow() - self.last_used >= LAST_USED_EVERY)
 
 
 def hash_token(token: str) -> str:
@@ -80,13 +91,41 @@ def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = 
     return token_id, token
 
 
+def new_token(conn: Connection, user_id: int, name: Any, scopes: Any) -> tuple[dict, str]:
+    """Create a token from what a person sent (the applications area, `POST /api/tokens/`): a name (1 to
+    NAME_MAX characters) and a list of known scopes, possibly empty. Returns (the token as listed, the token
+    itself — shown this once only); ValidationError naming every problem."""
+    errors = []
+    if not isinstance(name, str) or not name.strip():
+        errors.append({"field": "name", "message": "A name is required (a string that says what the token is for)."})
+    elif len(name.strip()) > NAME_MAX:
+        errors.append({"field": "name", "message": f"The name is longer than {NAME_MAX} characters."})
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        errors.append({"field": "scopes", "message": f"A list of scopes, among: {', '.join(SCOPES)}."})
+    elif unknown := sorted({s for s in scopes if s not in SCOPES}):
+        errors.append({"field": "scopes", "message": f"Unknown scope(s): {', '.join(unknown)}. "
+                                                     f"Known scopes: {', '.join(SCOPES)}."})
+    if errors:
+        raise ValidationError(errors=errors)
+    token_id, token = create_token(conn, user_id, scopes, name.strip())
+    created = get_token(conn, token_id, user_id)
+    assert created is not None  # just inserted, in this transaction
+    return created, token
+
+
+_LISTED = (tokens.c.id, tokens.c.name, tokens.c.scopes, tokens.c.created, tokens.c.revoked, tokens.c.last_used)
+
+
 def list_tokens(conn: Connection, user_id: int) -> list[dict]:
-    rows = conn.execute(
-        select(tokens.c.id, tokens.c.name, tokens.c.scopes, tokens.c.created, tokens.c.revoked)
-        .where(tokens.c.user_id == user_id)
-        .order_by(tokens.c.id)
-    ).mappings()
+    """The user's tokens, oldest first: id, name, scopes (a list), created, revoked, last_used (never the secret)."""
+    rows = conn.execute(select(*_LISTED).where(tokens.c.user_id == user_id).order_by(tokens.c.id)).mappings()
     return [dict(r, scopes=r["scopes"].split()) for r in rows]
+
+
+def get_token(conn: Connection, token_id: int, user_id: int) -> dict | None:
+    """One of the user's tokens as `list_tokens` shows it, or None (no such token, or another user's)."""
+    row = conn.execute(select(*_LISTED).where(tokens.c.id == token_id, tokens.c.user_id == user_id)).mappings().first()
+    return dict(row, scopes=row["scopes"].split()) if row else None
 
 
 def revoke_token(conn: Connection, token_id: int, user_id: int | None = None) -> None:
@@ -103,7 +142,8 @@ def authenticate(conn: Connection, token: str) -> Identity | None:
     digest = hash_token(token)
     row = (
         conn.execute(
-            select(tokens.c.id, tokens.c.token_hash, tokens.c.scopes, users.c.id.label("user_id"), users.c.email)
+            select(tokens.c.id, tokens.c.token_hash, tokens.c.scopes, tokens.c.last_used,
+                   users.c.id.label("user_id"), users.c.email)
             .join(users, users.c.id == tokens.c.user_id)
             .where(tokens.c.token_hash == digest, tokens.c.revoked.is_(None), users.c.active.is_(True))
         )
@@ -113,4 +153,13 @@ def authenticate(conn: Connection, token: str) -> Identity | None:
     # The lookup is by digest; the constant-time comparison keeps the check itself free of timing leaks.
     if row is None or not hmac.compare_digest(row["token_hash"], digest):
         return None
-    return Identity(row["user_id"], row["email"], frozenset(row["scopes"].split()), row["id"])
+    return Identity(row["user_id"], row["email"], frozenset(row["scopes"].split()), row["id"],
+                    last_used=row["last_used"])
+
+
+def note_use(conn: Connection, token_id: int) -> bool:
+    """Set the token's `last_used` to now unless it was set less than a minute ago (by another request or worker
+    process meanwhile: the condition is in the UPDATE). Returns whether it was written."""
+    now = utcnow()
+    stale = or_(tokens.c.last_used.is_(None), tokens.c.last_used <= now - LAST_USED_EVERY)
+    return conn.execute(update(tokens).where(tokens.c.id == token_id, stale).values(last_used=now)).rowcount == 1

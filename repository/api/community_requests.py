@@ -25,7 +25,7 @@ def list_requests(identifier: str) -> Response:
 
 def _decide(identifier: str, request_id: int, accept: bool) -> Response:
     with services().db.write() as conn:
-        row, _ = inclusions.decide(conn, identifier, request_id, caller().user_id, accept)
+        row, _ = inclusions.decide(conn, services().settings, identifier, request_id, caller().user_id, accept)
     return json_response(inclusions.request_json(row, services().settings.BASE_URL))
 
 

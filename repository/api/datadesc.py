@@ -84,7 +84,7 @@ def _record_file(recid: int, file_id: str) -> tuple[str, list[buckets.ObjectRow]
         record = found[0]
         if record["deleted"] is not None:
             raise Gone("PID has been deleted.")
-        if not can_read_files(record, identity()):
+        if not can_read_files(record, identity(), conn):
             raise NotFound("The record's files are not available to you.")
         objs = buckets.list_objects(conn, record["bucket_id"])
     return record["bucket_id"], objs, _find(objs, file_id)

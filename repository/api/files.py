@@ -16,10 +16,11 @@ from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound
 from repository.files import buckets, digests, owners
 from repository.files.downloads import send_object
-from repository.records import stats
+from repository.records.access import files_open
 from repository.timeutil import isoformat
 from repository.web.openapi import doc
 from repository.web.request import caller, identity, json_response, require_scope, services
+from repository.web.usage import starts_a_download, visit
 
 bp = Blueprint("files", __name__, url_prefix="/api/files")
 
@@ -119,14 +120,20 @@ def get_bucket(bucket_id: str) -> Response:
     },
 )
 def download(bucket_id: str, key: str) -> Response:
-    """Download a file; open records to everyone, others to their owner only (404 to the rest). With
+    """Download a file; open records to everyone, others to their owner and grant holders only (404 to the rest,
+    `Cache-Control: private`). With
     `?versionId=` only that version's bytes, 404 once it is no longer kept."""
     with services().db.read() as conn:
         record = owners.readable_record(conn, bucket_id, identity())
         obj = _version(buckets.get_object(conn, bucket_id, key))
     response = send_object(services().files, obj, as_attachment="download" in request.args)
-    if record is not None and request.method == "GET" and response.status_code in (200, 206):
-        stats.count_download(services().db, record["id"], response.content_length or 0)
+    if record is None or not files_open(record["metadata"]):
+        # Only this caller may read it (an owner, a grant holder): never kept by a shared cache.
+        response.cache_control.public = False
+        response.cache_control.private = True
+        response.vary.add("Authorization")
+    if record is not None and starts_a_download(response):
+        services().stats.download(record, obj["key"], obj["size"], visit())
     return response
 
 

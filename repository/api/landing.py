@@ -10,6 +10,7 @@ import serializers
 from repository.records import read
 from repository.records.render_context import render_context
 from repository.web.request import identity, services
+from repository.web.usage import reader_visit
 
 bp = Blueprint("landing", __name__, template_folder="../templates")
 
@@ -34,7 +35,8 @@ def record_page(recid: int) -> BaseResponse:
     """The record's landing page (HTML); a concept id redirects to the latest version."""
     s = services()
     try:
-        found = read.read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, identity())
+        found = read.read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, identity(),
+                                 visit=reader_visit())
     except read.Moved as moved:
         return redirect(f"{s.settings.BASE_URL}/records/{moved.recid}", 301)
     record = found.record

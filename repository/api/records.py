@@ -16,6 +16,7 @@ from repository.search.params import page_links, parse_search_args
 from repository.timeutil import http_date
 from repository.web.openapi import doc
 from repository.web.request import identity, json_response, services
+from repository.web.usage import reader_visit
 from serializers.context import RenderContext
 from serializers.jsonformats import render_v1_search
 from serializers.negotiation import negotiate
@@ -102,7 +103,8 @@ def get_record(recid: int) -> Response:
     """One record (v1 JSON by default; any registry format through Accept or ?format=). 410 once deleted."""
     s = services()
     found = read.read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, identity(),
-                             variant=_variant, unchanged=request.if_none_match.contains_weak)  # fmt: skip
+                             visit=reader_visit(), variant=_variant,
+                             unchanged=request.if_none_match.contains_weak)  # fmt: skip
     if found.record is None:
         return Response(status=304, headers={"ETag": found.etag})
     serializer = _serializer()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from repository.communities import notifications
+from repository.config import Settings
 from repository.errors import BadRequest, Forbidden, NotFound
 from repository.indexing import outbox
 from repository.storage.tables.core import communities
@@ -16,8 +18,9 @@ from repository.timeutil import isoformat, utcnow
 STATUSES = ("pending", "accepted", "rejected")
 
 
-def sync_on_publish(conn: Connection, conceptrecid: int, recid: int, owner_id: int, metadata: dict) -> None:
-    """Create the requests a publish implies; communities the depositor owns accept at once."""
+def sync_on_publish(conn: Connection, conceptrecid: int, recid: int, owner_id: int, metadata: dict) -> list[dict]:
+    """Create the requests a publish implies; communities the depositor owns accept at once. Returns the new
+    pending requests (`notifications.request_created` tells their communities' owners)."""
     wanted = {c["identifier"] for c in metadata.get("communities", [])}
     existing = {
         row.community: row
@@ -29,22 +32,21 @@ def sync_on_publish(conn: Connection, conceptrecid: int, recid: int, owner_id: i
         .all()
     ) if wanted else {}
     now = utcnow()
+    created = []
     for community in sorted(wanted - set(existing)):
         status = "accepted" if owners.get(community) == owner_id else "pending"
-        conn.execute(
-            insert(community_requests).values(
-                community=community,
-                conceptrecid=conceptrecid,
-                recid=recid,
-                status=status,
-                created=now,
-                decided=now if status == "accepted" else None,
-            )
-        )
+        values = {"community": community, "conceptrecid": conceptrecid, "recid": recid, "status": status,
+                  "created": now, "decided": now if status == "accepted" else None}
+        request_id = conn.execute(
+            insert(community_requests).values(**values).returning(community_requests.c.id)
+        ).scalar_one()
+        if status == "pending":
+            created.append({"id": request_id, **values})
     # A community dropped from the metadata before its owner decided: its request goes too.
     for community, row in existing.items():
         if community not in wanted and row.status == "pending":
             conn.execute(delete(community_requests).where(community_requests.c.id == row.id))
+    return created
 
 
 def accepted_communities(conn: Connection, conceptrecids: list[int]) -> dict[int, list[str]]:
@@ -102,8 +104,10 @@ def list_requests(conn: Connection, identifier: str, owner_id: int, status: str 
     return [dict(r) for r in conn.execute(query.order_by(community_requests.c.id)).mappings()]
 
 
-def decide(conn: Connection, identifier: str, request_id: int, owner_id: int, accept: bool) -> tuple[dict, list[int]]:
-    """Accept or reject a request; returns it and the record ids to reindex (every version)."""
+def decide(conn: Connection, settings: Settings, identifier: str, request_id: int, owner_id: int,
+           accept: bool) -> tuple[dict, list[int]]:
+    """Accept or reject a request (mailing the depositor when its status changes); returns it and the record ids
+    to reindex (every version)."""
     _owned_community(conn, identifier, owner_id)
     row = (
         conn.execute(
@@ -121,6 +125,7 @@ def decide(conn: Connection, identifier: str, request_id: int, owner_id: int, ac
     conn.execute(
         update(community_requests).where(community_requests.c.id == request_id).values(status=status, decided=now)
     )
+    notifications.request_decided(conn, settings, {**dict(row), "status": status}, row["status"], owner_id)
     # Set membership shows in searches and OAI-PMH at once: bump every version's datestamp and reindex it.
     versions = list(
         conn.execute(

@@ -240,10 +240,11 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         .where(deposits.c.id == recid)
         .values(status="published", editing=False, metadata=metadata, modified=now)
     )
-    from repository.communities import inclusions
+    from repository.communities import inclusions, notifications
 
     accepted = inclusions.accepted_communities(conn, [dep["conceptrecid"]])
-    inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata)
+    for request in inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata):
+        notifications.request_created(conn, ctx.settings, request, owner_id)
     if dep["status"] == "draft" or accepted != inclusions.accepted_communities(conn, [dep["conceptrecid"]]):
         # The other versions show the latest one, the count and the concept's communities: they changed too.
         touch_versions(conn, dep["conceptrecid"], now, exclude=recid)

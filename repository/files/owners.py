@@ -29,7 +29,7 @@ def readable_record(conn: Connection, bucket_id: str, who: Identity | None) -> d
     NotFound otherwise."""
     rec = conn.execute(select(records).where(records.c.bucket_id == bucket_id)).mappings().first()
     if rec is not None:
-        if can_read_files(dict(rec), who):
+        if can_read_files(dict(rec), who, conn):
             return dict(rec)
         raise NotFound("The file does not exist.")
     dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()

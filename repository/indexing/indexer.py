@@ -4,6 +4,7 @@ what failed (a thread in the embedded shape, `scripts/worker.py` at scale)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -11,7 +12,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy import RowMapping, select, update
 
 from repository.config import Settings
-from repository.indexing import outbox
+from repository.indexing import failing, outbox
 from repository.indexing.outbox import GRACE_SECONDS
 from repository.records import stored
 from repository.records.build import build_records, get_record_rows
@@ -50,12 +51,12 @@ class Indexer:
         # Every commit that enqueued a row applies the outbox at once (DESIGN: searchable when the request returns).
         db.wire(outbox.APPLY, self.process_pending)
 
-    def process_pending(self, limit: int = 500, grace: float = 0.0) -> int:
+    def process_pending(self, limit: int = 500, grace: float = 0.0, now: dt.datetime | None = None) -> int:
         """Apply up to `limit` due rows, oldest first, leaving new rows younger than `grace` seconds (not yet
-        tried) to the request that wrote them; returns how many succeeded."""
+        tried) to the request that wrote them; returns how many succeeded. `now`: the rows due at another time."""
         with self._lock:  # one applier per process; rows are idempotent across processes
             with self.db.read() as conn:
-                rows = outbox.due(conn, limit, grace)
+                rows = outbox.due(conn, limit, grace, now)
             index_rows = [r for r in rows if r["kind"] == "index"]
             done = self._apply_index(index_rows) if index_rows else 0
             for row in rows:
@@ -148,6 +149,9 @@ class Indexer:
         log.warning("outbox rows %s failed: %s", [r["id"] for r in rows], exc)
         with self.db.write() as conn:
             outbox.mark_failed(conn, rows, str(exc), getattr(exc, "retryable", True))
+            for row in rows:
+                if row["kind"] == "register_doi":
+                    failing.registration_failed(conn, self.settings, row, row["attempts"] + 1, str(exc))
 
     def run_pass(self, grace: float = GRACE_SECONDS) -> int:
         """One pass of the background worker, the same in both shapes: lift embargoes, apply the outbox, then the

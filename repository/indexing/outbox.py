@@ -29,10 +29,10 @@ def enqueue(conn: Connection, kind: str, recid: int) -> None:
     after_commit(conn, APPLY)
 
 
-def due(conn: Connection, limit: int, grace: float) -> Sequence[RowMapping]:
-    """Up to `limit` rows to apply now, oldest first: retries whose time has come, and untried rows older than
-    `grace` seconds (younger ones are left to the request that wrote them)."""
-    now = utcnow()
+def due(conn: Connection, limit: int, grace: float, now: dt.datetime | None = None) -> Sequence[RowMapping]:
+    """Up to `limit` rows to apply now (or at `now`), oldest first: retries whose time has come, and untried rows
+    older than `grace` seconds (younger ones are left to the request that wrote them)."""
+    now = now or utcnow()
     untried = outbox.c.not_before.is_(None) & (outbox.c.created <= now - dt.timedelta(seconds=grace))
     return conn.execute(
         select(outbox)

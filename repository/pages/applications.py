@@ -1,5 +1,85 @@
-"""(being written)"""
+"""The applications area, `/account/settings/applications/`: the signed-in user's personal access tokens — the
+list (name, scopes, created, last used, revoked), a form that creates one and shows it once, and revocation.
+Tokens themselves never open these pages (`require_user`)."""
 
-from flask import Blueprint
+from __future__ import annotations
 
-bp = Blueprint("applications", __name__)
+from typing import Any
+
+from flask import Blueprint, Response, flash, redirect, url_for
+from flask_wtf import FlaskForm
+from werkzeug.wrappers import Response as BaseResponse
+from wtforms import SelectChoice, SelectMultipleField, StringField
+from wtforms.validators import DataRequired, Length
+from wtforms.widgets import CheckboxInput
+
+from repository.accounts import tokens
+from repository.errors import ValidationError
+from repository.pages.base import render_page, require_user
+from repository.web.openapi import doc
+from repository.web.request import services
+
+bp = Blueprint("applications", __name__, url_prefix="/account/settings/applications")
+
+SCOPE_LABELS = {
+    "deposit:write": "deposit:write — create, change and delete your deposits and upload their files",
+    "deposit:actions": "deposit:actions — publish, edit, discard and make new versions of your deposits",
+}
+
+
+class TokenForm(FlaskForm):  # type: ignore[misc]  # flask_wtf ships no types
+    class Meta:
+        csrf = False  # every page write is checked already (repository.web.request); the form carries form_csrf()
+
+    name = StringField("Name", filters=[lambda v: v.strip() if isinstance(v, str) else v],
+                       validators=[DataRequired("Give the token a name."),
+                                   Length(max=tokens.NAME_MAX, message=f"At most {tokens.NAME_MAX} characters.")])
+    scopes = SelectMultipleField("Scopes", choices=[SelectChoice(s, SCOPE_LABELS[s]) for s in tokens.SCOPES],
+                                 option_widget=CheckboxInput())  # the template lays the boxes out
+
+
+def _page(form: TokenForm, http_status: int = 200, created: dict[str, Any] | None = None) -> Response:
+    user = require_user()
+    with services().db.read() as conn:
+        listed = tokens.list_tokens(conn, user["id"])
+    listed.reverse()  # newest first
+    return render_page("applications/index.html", http_status, form=form, tokens=listed, created=created)
+
+
+@bp.get("/")
+def index() -> Response:
+    """The user's personal access tokens and the form that creates one (sign-in needed; 401 for a token)."""
+    require_user()
+    return _page(TokenForm())
+
+
+@bp.post("/")
+def create() -> Response:
+    """Create a personal access token with the chosen name and scopes; the page shows it this once (400 and the form
+    with its errors when the name or a scope is wrong)."""
+    user = require_user()
+    form = TokenForm()
+    if not form.validate_on_submit():
+        return _page(form, 400)
+    try:
+        with services().db.write() as conn:
+            token, secret = tokens.new_token(conn, user["id"], form.name.data, list(form.scopes.data or []))
+    except ValidationError as exc:  # the same rules as the form's; kept in case they ever differ
+        for error in exc.errors:
+            getattr(form, error["field"]).errors = [error["message"]]
+        return _page(form, 400)
+    return _page(TokenForm(formdata=None), created={**token, "secret": secret})
+
+
+@bp.post("/<int:token_id>/revoke")
+@doc(responses={"303": {"description": "Revoked: back to the list, which says so."}})
+def revoke(token_id: int) -> BaseResponse:
+    """Revoke one of the user's tokens: programs using it get 401 from now on. 404 page if it is not the user's
+    own live token (nothing changes)."""
+    user = require_user()
+    with services().db.write() as conn:
+        token = tokens.get_token(conn, token_id, user["id"])
+        tokens.revoke_token(conn, token_id, user["id"])  # NotFound (a 404 page) unless the user's own live token
+    assert token is not None
+    flash(f"The token “{token['name']}” is revoked: programs using it are now refused.", "success")
+    return redirect(url_for(".index"), 303)

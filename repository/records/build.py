@@ -15,8 +15,10 @@ from repository.communities import inclusions
 from repository.config import Settings
 from repository.files import buckets, thumbnails
 from repository.metadata import MetadataLookups, to_record_metadata
+from repository.records import stats
 from repository.records.access import files_open
 from repository.storage.tables.deposits import concepts, records
+from repository.storage.tables.usage import usage_totals
 from repository.timeutil import isoformat
 
 
@@ -38,22 +40,6 @@ def _versions(conn: Connection, concept_ids: set[int]) -> dict[int, list[int]]:
     return result
 
 
-def _concept_stats(conn: Connection, concept_ids: set[int]) -> dict[int, tuple[int, int, int]]:
-    if not concept_ids:
-        return {}
-    query = (
-        select(
-            records.c.conceptrecid,
-            func.sum(records.c.views),
-            func.sum(records.c.downloads),
-            func.sum(records.c.volume),
-        )
-        .where(records.c.conceptrecid.in_(concept_ids))
-        .group_by(records.c.conceptrecid)
-    )
-    return {row[0]: (int(row[1] or 0), int(row[2] or 0), int(row[3] or 0)) for row in conn.execute(query)}
-
-
 def build_records(
     conn: Connection, settings: Settings, lookups: MetadataLookups, rows: list[dict], with_files: bool = False
 ) -> list[dict]:
@@ -64,13 +50,12 @@ def build_records(
         conn.execute(select(concepts.c.id, concepts.c.conceptdoi).where(concepts.c.id.in_(concept_ids))).all()
     ) if concept_ids else {}
     versions = _versions(conn, concept_ids)
-    stats = _concept_stats(conn, concept_ids)
+    counts = stats.totals(conn, concept_ids | {r["id"] for r in rows})
     accepted = inclusions.accepted_communities(conn, list(concept_ids))
     objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
     return [
         _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
-               stats.get(row["conceptrecid"], (0, 0, 0)), accepted.get(row["conceptrecid"], []),
-               objects[row["bucket_id"]], with_files)
+               _stats_of(counts, row), accepted.get(row["conceptrecid"], []), objects[row["bucket_id"]], with_files)
         for row in rows
     ]  # fmt: skip
 
@@ -81,7 +66,7 @@ def _build(
     row: dict,
     conceptdoi: str | None,
     versions: list[int],
-    concept_stats: tuple[int, int, int],
+    record_stats: dict[str, int],
     communities: list[str],
     objs: list[buckets.ObjectRow],
     with_files: bool,
@@ -131,7 +116,7 @@ def _build(
         "owners": [row["owner_id"]],
         "links": links,
         "metadata": metadata,
-        "stats": _stats(concept_stats, row),
+        "stats": record_stats,
     }
     if conceptdoi:
         record["conceptdoi"] = conceptdoi
@@ -157,31 +142,18 @@ def _build(
     return record
 
 
-def _stats(concept_stats: tuple[int, int, int], row: dict) -> dict[str, int]:
-    views, downloads, volume = concept_stats
-    return {"downloads": downloads, "unique_downloads": downloads, "views": views, "unique_views": views,
-            "volume": volume, **version_stats(row)}
-
-
 def current_stats(conn: Connection | None, row: dict) -> dict[str, int]:
-    """A record's `stats` as of now: its concept's counts (every version) and its own (from `row`). A row read
-    by `get_record_row_with_counts` carries the concept's counts already: no query then."""
+    """A record's `stats` as of now: its concept's totals (every version) and its version's. A row read by
+    `get_record_row_with_counts` carries them already: no query then."""
     if CONCEPT_COUNTS in row:
-        return _stats(row[CONCEPT_COUNTS], row)
-    assert conn is not None, "a row without its concept's counts needs a connection"
-    concept = row["conceptrecid"]
-    return _stats(_concept_stats(conn, {concept}).get(concept, (0, 0, 0)), row)
+        return stats.record_stats(row[CONCEPT_COUNTS], row[VERSION_COUNTS])
+    assert conn is not None, "a row without its counts needs a connection"
+    return _stats_of(stats.totals(conn, {row["conceptrecid"], row["id"]}), row)
 
 
-def version_stats(row: dict) -> dict[str, int]:
-    """The counts of one version, from its row."""
-    return {
-        "version_downloads": row["downloads"],
-        "version_unique_downloads": row["downloads"],
-        "version_views": row["views"],
-        "version_unique_views": row["views"],
-        "version_volume": row["volume"],
-    }
+def _stats_of(counts: dict[int, tuple[int, ...]], row: dict) -> dict[str, int]:
+    """The `stats` of the record of `row`, from the totals of its version and concept (`stats.totals`)."""
+    return stats.record_stats(counts.get(row["conceptrecid"], stats.NO_COUNTS), counts.get(row["id"], stats.NO_COUNTS))
 
 
 def get_record_rows(conn: Connection, recids: list[int]) -> list[dict]:
@@ -198,25 +170,20 @@ def get_record_row(conn: Connection, recid: int) -> dict | None:
     return dict(row) if row is not None else None
 
 
-CONCEPT_COUNTS = "concept_counts"  # key of a row's (views, downloads, volume) summed over its concept
+CONCEPT_COUNTS = "concept_counts"  # key of a row's usage totals (stats.COUNTS) over its concept's versions
+VERSION_COUNTS = "version_counts"  # and of its own
 
 
 def _row_with_counts_statement() -> Select:
-    siblings = records.alias("siblings")
-    concept = select(records.c.conceptrecid).where(records.c.id == bindparam("recid")).scalar_subquery()
-    sums = (
-        select(siblings.c.conceptrecid, func.sum(siblings.c.views).label("concept_views"),
-               func.sum(siblings.c.downloads).label("concept_downloads"),
-               func.sum(siblings.c.volume).label("concept_volume"))
-        .where(siblings.c.conceptrecid == concept)
-        .group_by(siblings.c.conceptrecid)
-        .subquery()
-    )  # fmt: skip
+    version = usage_totals.alias("version_usage")
+    concept = usage_totals.alias("concept_usage")
     return (
-        select(records, sums.c.concept_views, sums.c.concept_downloads, sums.c.concept_volume)
-        .select_from(records.outerjoin(sums, sums.c.conceptrecid == records.c.conceptrecid))
+        select(records, *(version.c[name].label(f"version_usage_{name}") for name in stats.COUNTS),
+               *(concept.c[name].label(f"concept_usage_{name}") for name in stats.COUNTS))
+        .select_from(records.outerjoin(version, version.c.id == records.c.id)
+                     .outerjoin(concept, concept.c.id == records.c.conceptrecid))
         .where(records.c.id == bindparam("recid"))
-    )
+    )  # fmt: skip
 
 
 # Built once: constructing this statement at every call cost several times what running it does.
@@ -224,13 +191,14 @@ _ROW_WITH_COUNTS = _row_with_counts_statement()
 
 
 def get_record_row_with_counts(conn: Connection, recid: int) -> dict | None:
-    """The records row of `recid` and, under CONCEPT_COUNTS, its concept's (views, downloads, volume) summed
-    over every version: one query, so a record read shows the counts of this moment without a second one."""
+    """The records row of `recid` with its usage totals (`stats.COUNTS`) under VERSION_COUNTS and its concept's
+    under CONCEPT_COUNTS: one query, so a record read shows the counts of this moment without a second one."""
     row = conn.execute(_ROW_WITH_COUNTS, {"recid": recid}).mappings().first()
     if row is None:
         return None
     found = dict(row)
-    found[CONCEPT_COUNTS] = tuple(int(found.pop(f"concept_{name}") or 0) for name in ("views", "downloads", "volume"))
+    for key, prefix in ((VERSION_COUNTS, "version_usage_"), (CONCEPT_COUNTS, "concept_usage_")):
+        found[key] = tuple(int(found.pop(prefix + name) or 0) for name in stats.COUNTS)
     return found
 
 

@@ -4,7 +4,7 @@ and thumbnails) to the database.
 `read_record()` costs one query, the record's row with its concept's counts, when the built record is in this
 process's cache (`cache.py`); else the copy stored at its last indexing (`stored.py`) when that is current; else a
 build (`build.py`). Whatever the source, the counts are those of the row just read, the files are shown exactly
-when this reader may see them (`access.py`), and the read is counted as a view (`stats.py`).
+when this reader may see them (`access.py`), and a reader's read is counted as an investigation (`stats.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from repository.config import Settings
 from repository.errors import ApiError, Gone, NotFound
 from repository.files import buckets
 from repository.records import build, stored
-from repository.records.access import can_read_files
+from repository.records.access import reader_may_read
 from repository.records.cache import RecordCache
-from repository.records.stats import ViewCounter
+from repository.records.stats import Usage, Visit
 from repository.search.backend import SearchBackend
 from repository.storage import Database
 from repository.vocabularies.lookups import DatabaseLookups
@@ -42,7 +42,7 @@ class Moved(ApiError):
 @dataclass(frozen=True)
 class RecordRead:
     """A record as read for one reader: its row (with its concept's counts), its ETag for the format asked for,
-    and the record, None when the reader's copy is current (the ETag matched: nothing was built or counted)."""
+    and the record, None when the reader's copy is current (the ETag matched: nothing was built)."""
 
     row: dict
     etag: str
@@ -69,7 +69,7 @@ def etag(row: dict, with_files: bool, form: str, with_counts: bool) -> str:
     shows the counts, those too (a view or download of any version changes the body without a new revision)."""
     counts = ""
     if with_counts:
-        counts = "-" + ".".join(str(n) for n in (*row[build.CONCEPT_COUNTS], row["views"], row["downloads"]))
+        counts = "-" + ".".join(str(n) for n in (*row[build.CONCEPT_COUNTS], *row[build.VERSION_COUNTS]))
     return f'"{row["revision"]}-{form}-{int(with_files)}{counts}"'
 
 
@@ -81,19 +81,23 @@ def _never(tag: str) -> bool:
     return False
 
 
-def read_record(db: Database, settings: Settings, search: SearchBackend, cache: RecordCache, views: ViewCounter,
-                recid: int, who: Identity | None, *, variant: Callable[[], tuple[str, bool]] = _no_variant,
+def read_record(db: Database, settings: Settings, search: SearchBackend, cache: RecordCache, usage: Usage,
+                recid: int, who: Identity | None, *, visit: Visit | None = None,
+                variant: Callable[[], tuple[str, bool]] = _no_variant,
                 unchanged: Callable[[str], bool] = _never) -> RecordRead:
-    """Record `recid` as `who` may see it (errors of `record_row`), counted as a view.
+    """Record `recid` as `who` may see it (errors of `record_row`), counted as an investigation of `visit`
+    (a reader's request; None: not a reader's, not counted).
 
     `variant()` gives the format's name and whether it shows the counts, for the ETag (see `etag`); it is asked
     once the record is known to exist, so that a missing record is a 404 before a format is refused (406).
     `unchanged(etag)` (the ETag without its quotes) tells that the reader's copy is current: then no record is
-    built and no view counted."""
+    built (the read still counts: COUNTER counts a 304 as it does a 200)."""
     row = record_row(db, settings, recid)
     form, with_counts = variant()
-    with_files = can_read_files(row, who)
+    with_files = reader_may_read(db, row, who)
     tag = etag(row, with_files, form, with_counts)
+    if visit is not None:
+        usage.view(row, visit)
     if unchanged(tag.strip('"')):
         return RecordRead(row, tag, None)
     key = cache.key(row, with_files)
@@ -107,7 +111,6 @@ def read_record(db: Database, settings: Settings, search: SearchBackend, cache: 
     else:
         # The counts of this version and of its concept came with the row: as of this moment.
         record = {**record, "stats": build.current_stats(None, row)}
-    views.view(row["id"])
     return RecordRead(row, tag, record)
 
 
@@ -115,7 +118,7 @@ def readable_files(db: Database, settings: Settings, recid: int, who: Identity |
     """Record `recid`'s row and its file objects, in order: NotFound (404) to a reader who may not see them
     (and the errors of `record_row`)."""
     row = record_row(db, settings, recid)
-    if not can_read_files(row, who):
+    if not reader_may_read(db, row, who):
         raise NotFound("The record's files are not available to you.")
     with db.read() as conn:
         return row, buckets.list_objects(conn, row["bucket_id"])

@@ -76,7 +76,9 @@ def aggregations_body(facets: Iterable[str]) -> dict[str, Any]:
     aggs: dict[str, Any] = {}
     for name in facets:
         if name == "publication_date":
-            aggs[name] = {"date_histogram": {"field": "publication_date", "calendar_interval": "1y",
+            # "year" rather than "1y": the server takes both, but OpenSearch's API specification lists "1Y" (an
+            # error: the server refuses it), so only "year" is valid for both (tests/search/test_opensearch_wire.py).
+            aggs[name] = {"date_histogram": {"field": "publication_date", "calendar_interval": "year",
                                              "format": "yyyy", "min_doc_count": 1}}
             continue
         field, size = TERMS_FACETS[name]

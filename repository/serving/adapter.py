@@ -28,6 +28,10 @@ Send = Callable[[Message], Awaitable[None]]
 BUFFER_BYTES = 256 * 1024
 FETCH_BYTES = 1024 * 1024  # what a read of the whole rest, or of a line, asks the event loop for at a time
 MIN_FETCH_BYTES = 64 * 1024
+# The fields the app gives the request's access line (request id, user id, route: repository/web/logs.py), read by
+# gunicorn's logger (repository/serving/logs.py) in the connection's task, once the response is sent.
+LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("log_fields", default=None)
+LOG_FIELDS_KEY = "repository.log_fields"  # their dict in the WSGI environ
 
 
 class _Timeout(Exception):
@@ -146,6 +150,9 @@ class WSGIFront:
 
     async def _http(self, scope: Message, receive: Receive, send: Send) -> None:
         loop = asyncio.get_running_loop()
+        fields: dict[str, Any] = {}
+        LOG_FIELDS.set(fields)  # a new dict for each request of a kept-alive connection
+        scope[LOG_FIELDS_KEY] = fields
         try:
             async with asyncio.timeout(2 * self.timeout):
                 head, more = await self._read_start(receive)
@@ -200,6 +207,7 @@ class WSGIFront:
         """Run the app in a thread; send its answer from the event loop, so no thread waits for a slow reader."""
         call = _Call(self.app, self.buffer_bytes)
         environ = build_environ(scope, body)
+        environ[LOG_FIELDS_KEY] = scope.get(LOG_FIELDS_KEY)
         try:
             status, headers, chunks, done = await loop.run_in_executor(self.executor, call.start, environ)
             await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})

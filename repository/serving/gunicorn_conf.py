@@ -2,7 +2,40 @@
 `gunicorn.conf.py` at the top of the checkout loads this, so a bare `gunicorn 'app:create_app()'` run there uses them).
 
 Command-line options still win (`--workers`, `--threads`, `--bind`, `--certfile`...).
+
+With METRICS_TOKEN set, the workers count their requests in files under INSTANCE_PATH/metrics (emptied when the
+server starts; a dead worker's files are merged into the totals): /metrics in any worker then sums all of them.
+PROMETHEUS_MULTIPROC_DIR must name that directory before a worker imports prometheus_client, so it is set here, in
+the server process the workers are forked from (an explicit PROMETHEUS_MULTIPROC_DIR is kept).
 """
+
+import glob
+import os
+from typing import Any
+
+from repository.config import Settings
+
+_settings = Settings.from_env()
+if _settings.METRICS_TOKEN:
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", os.path.join(_settings.INSTANCE_PATH, "metrics"))
+
+
+def on_starting(server: Any) -> None:
+    """Start the metrics from zero: the files of an earlier run would be counted as live processes."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        for path in glob.glob(os.path.join(folder, "*.db")):
+            os.remove(path)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker is gone: its gauges leave the totals (its counters stay counted)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess  # imported once the directory is known
+
+        multiprocess.mark_process_dead(worker.pid)
+
 
 # An asyncio front reads each request before a thread runs the app: slow clients cannot hold the threads.
 worker_class = "repository.serving.worker.Worker"
@@ -22,6 +55,9 @@ timeout = 30  # a silent worker is restarted; also the longest wait for the next
 keepalive = 5  # an idle kept-alive connection is closed after this; the next request's headers must come in it
 
 accesslog = "-"
+# gunicorn's default line, then the app's request id, user id and route (repository/serving/logs.py adds them).
+access_log_format = ('%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms '
+                     'request_id=%(request_id)s user_id=%(user_id)s route=%(route)s')
 logger_class = "repository.serving.logs.Logger"  # access tokens redacted from every line
 control_socket_disable = True  # no runtime control socket under $HOME
 asgi_loop = "uvloop"  # measured: with asyncio's own loop, uploads over TLS ran at ~60% of the threaded worker's speed

@@ -1,23 +1,34 @@
-"""Keep access tokens out of every log line: `?access_token=` values (in URLs, referers, error texts) and
-`Authorization` header values are replaced before any handler sees the record."""
+"""Keep access tokens out of every log line: `?access_token=` values (`token`, `password` and `client_secret`
+too; in URLs, referers, error texts) and `Authorization` header values are replaced before any handler sees the
+record. gunicorn's access line also gets the app's request fields, and JSON with LOG_FORMAT=json."""
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import traceback
+from collections.abc import MutableMapping
 from typing import Any
 
 from gunicorn.config import Config
 from gunicorn.glogging import Logger as GunicornLogger
 
+from repository.config import Settings
+from repository.serving.adapter import LOG_FIELDS
+from repository.web.logs import json_formatter
+
 REDACTED = "[redacted]"
-_TOKEN = re.compile(r"((?:^|[?&;\s\"'])access_token(?:=|%3D))[^&;\s\"']*", re.IGNORECASE)
+# Query parameters whose values are secrets: a token in the URL, and a password a client put there by mistake.
+_TOKEN = re.compile(r"((?:^|[?&;\s\"'])(?:access_token|token|password|client_secret)(?:=|%3D))[^&;\s\"']*",
+                    re.IGNORECASE)
 _BEARER = re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 
 
 def redact(text: str) -> str:
     """`text` with access-token values replaced."""
-    if "access_token" not in text.lower() and "bearer" not in text.lower():
+    lowered = text.lower()
+    if "token" not in lowered and "bearer" not in lowered and "password" not in lowered and "secret" not in lowered:
         return text
     return _BEARER.sub(r"\1" + REDACTED, _TOKEN.sub(r"\1" + REDACTED, text))
 
@@ -44,8 +55,48 @@ def install_redaction() -> None:
 
 
 class Logger(GunicornLogger):
-    """gunicorn's logger (`--logger-class repository.serving.logs.Logger`) with access tokens redacted."""
+    """gunicorn's logger (`--logger-class repository.serving.logs.Logger`) with access tokens redacted, the app's
+    request id, user id and route on each access line (`%(request_id)s`, `%(user_id)s`, `%(route)s` in
+    `access_log_format`), and JSON lines with LOG_FORMAT=json."""
+
+    log_format = "text"
 
     def setup(self, cfg: Config) -> None:
         install_redaction()
         super().setup(cfg)
+        self.log_format = Settings.from_env().LOG_FORMAT
+        if self.log_format == "json":
+            for log in (self.error_log, self.access_log):
+                for handler in log.handlers:
+                    handler.setFormatter(json_formatter())
+
+    def atoms(self, resp: Any, req: Any, environ: MutableMapping[str, Any], request_time: Any) -> Any:
+        atoms: dict[str, Any] = dict(super().atoms(resp, req, environ, request_time))
+        fields = LOG_FIELDS.get() or {}
+        atoms["request_id"] = fields.get("request_id") or atoms.get("{x-request-id}o") or "-"
+        atoms["user_id"] = fields.get("user_id") or "-"
+        atoms["route"] = fields.get("route") or "-"
+        return atoms
+
+    def access(self, resp: Any, req: Any, environ: MutableMapping[str, Any], request_time: Any) -> None:
+        if self.log_format != "json":
+            super().access(resp, req, environ, request_time)
+            return
+        if not self.access_log_enabled:
+            return
+        try:
+            atoms = self.atoms(resp, req, environ, request_time)
+            fields = {
+                "request_id": _dash_none(atoms["request_id"]), "user_id": _dash_none(atoms["user_id"]),
+                "route": _dash_none(atoms["route"]), "method": atoms["m"], "path": redact(atoms["U"] or ""),
+                "query": redact(atoms["q"] or ""), "status": int(atoms["s"]), "bytes": atoms["B"],
+                "duration_ms": atoms["M"], "remote_addr": atoms["h"], "referer": redact(atoms["f"]),
+                "user_agent": atoms["a"], "pid": os.getpid(),
+            }
+            self.access_log.info("%s %s %s", atoms["m"], fields["path"], atoms["s"], extra=fields)
+        except Exception:  # noqa: BLE001 - as gunicorn's own access(): a log line never fails a request
+            self.error(traceback.format_exc())
+
+
+def _dash_none(value: Any) -> Any:
+    return None if value == "-" else value

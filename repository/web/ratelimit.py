@@ -29,6 +29,7 @@ from repository.web.cors import is_preflight
 
 log = logging.getLogger("repository.web.ratelimit")
 PREFIX = "repository"
+EXTENSION = "repository.ratelimit"  # the app's RateLimiter, under app.extensions (`limiter_of`)
 FALLBACK_SECONDS = 30  # after a storage failure, per-process counters for this long before trying it again
 
 
@@ -61,6 +62,7 @@ class RateLimiter:
         self.blueprint_limits: dict[str, list[RateLimitItem]] = {}
         self.exempt_blueprints: set[str] = set()
         self._plans: dict[tuple[str, bool], list[tuple[RateLimitItem, str, str, int]]] = {}
+        app.extensions[EXTENSION] = self
         if self.enabled:
             app.before_request(self.check)
             app.after_request(self.add_headers)
@@ -78,6 +80,16 @@ class RateLimiter:
     def exempt(self, blueprint: Blueprint) -> None:
         """Take the blueprint out of the application-wide limits (its own limit still applies)."""
         self.exempt_blueprints.add(blueprint.name)
+
+    def count(self, key: str, limits: list[RateLimitItem]) -> int | None:
+        """Count one attempt of `key` (e.g. sign-in attempts for an address) against `limits`, apart from the
+        request-wide limits and in the same storage; the seconds to wait when one is now exceeded, else None."""
+        if not self.enabled:
+            return None
+        plan = [(item, f"LIMITER/{PREFIX}/", f"/{item.amount}/{item.multiples}/{item.GRANULARITY.name}",
+                 item.get_expiry()) for item in limits]
+        breached = [hit for hit in self._hit_all(key, plan) if hit.count > hit.item.amount]
+        return max(self._retry_after(hit) for hit in breached) if breached else None
 
     # the request hooks
     def check(self) -> None:
@@ -164,6 +176,12 @@ class RateLimiter:
 
     def _retry_after(self, hit: Hit) -> int:
         return max(1, math.ceil(self._expires(hit) - time.time()))
+
+
+def limiter_of(app: Flask) -> RateLimiter:
+    """The rate limiter `install_limiter` gave `app`."""
+    limiter: RateLimiter = app.extensions[EXTENSION]
+    return limiter
 
 
 def install_limiter(app: Flask, settings: Settings, resolve_identity: Callable[[], Any]) -> RateLimiter:

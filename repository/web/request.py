@@ -14,10 +14,10 @@ from typing import Any
 
 import orjson
 from flask import Flask, Request, Response, current_app, g, request
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
-from repository.accounts.tokens import SCOPES, Identity, authenticate
+from repository.accounts.tokens import SCOPES, Identity, authenticate, note_use
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -66,6 +66,8 @@ def resolve_identity() -> Identity | None:
             # Set nothing before the lookup succeeds: a dead database must not turn the caller into a guest.
             with services().db.read() as conn:
                 found = authenticate(conn, token)
+            if found is not None and found.token_id is not None and found.use_unnoted():
+                _note_use(found.token_id)
         else:
             user = current_user()  # a signed-in browser: every scope, writes need the CSRF token
             if user is not None:
@@ -73,6 +75,17 @@ def resolve_identity() -> Identity | None:
         g.bad_token = token is not None and found is None
         g.identity = found
     return g.identity
+
+
+def _note_use(token_id: int) -> None:
+    """Record the token's use (`last_used`, at most once a minute) in a short write of its own, after the read that
+    authenticated it, waiting briefly for a lock: a failure (a busy or read-only database) is logged and never fails
+    or holds up the request."""
+    try:
+        with services().db.brief_write() as conn:
+            note_use(conn, token_id)
+    except SQLAlchemyError as exc:
+        log.warning("could not record the use of token %s: %s", token_id, exc)
 
 
 def is_page_request() -> bool:

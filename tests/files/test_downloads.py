@@ -91,6 +91,7 @@ def test_embargo_lifts_by_date_with_nobody_acting(app, client, auth):
 def test_downloads_are_counted(app, client, auth):
     dep = published(client, auth, content=CONTENT)
     download(client, file_url(client, dep))
+    app.extensions["repository"].stats.on_pass()  # aggregated by the worker's pass
     stats = client.get(f"/api/records/{dep['id']}").json["stats"]
     assert stats["version_downloads"] == 1 and stats["version_volume"] == len(CONTENT)
 

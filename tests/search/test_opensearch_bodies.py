@@ -62,7 +62,7 @@ def test_sort_cursor_and_yearly_facet():
     body = search_body(first)
     assert body["sort"] == [{"sort_publication_date": {"order": "desc"}}] and body["query"] == {"match_all": {}}
     assert body["aggs"] == aggregations_body(["publication_date"]) == {"publication_date": {"date_histogram": {
-        "field": "publication_date", "calendar_interval": "1y", "format": "yyyy", "min_doc_count": 1}}}
+        "field": "publication_date", "calendar_interval": "year", "format": "yyyy", "min_doc_count": 1}}}
     response = {"hits": {"total": {"value": 3, "relation": "eq"}, "hits": [
         {"_source": {"record": {"id": 1}}, "sort": ["aa"]}, {"_source": {"record": {"id": 2}}, "sort": ["ab"]}]},
         "aggregations": {"publication_date": {"buckets": []}}}

@@ -54,7 +54,8 @@ tokens = Table(
     Column("scopes", Text, nullable=False),
     Column("created", DateTime, nullable=False),
     Column("revoked", DateTime, nullable=True),
-    # Updated at most once a minute per token (repository.accounts.tokens.authenticate), not on every request.
+    # Updated at most once a minute per token (accounts.tokens.note_use, after a request authenticates), not on
+    # every request.
     Column("last_used", DateTime, nullable=True),
 )
 

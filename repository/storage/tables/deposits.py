@@ -107,6 +107,7 @@ records = Table(
     Column("deleted", DateTime, nullable=True),  # tombstone
     # Set while an embargo is to lift: the worker reindexes the record on that date, then clears it.
     Column("embargo_until", String(10), nullable=True, index=True),
+    # The counts before usage statistics (migration 0014 copied them into usage_totals): no longer read or written.
     Column("views", BigInteger, nullable=False, default=0),
     Column("downloads", BigInteger, nullable=False, default=0),
     Column("volume", BigInteger, nullable=False, default=0),
