@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -307,6 +308,10 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        # Its own process group, so the teardown stops the workers too: a worker orphaned by a master killed
+        # mid-shutdown would go on running the background worker's passes on the shared PostgreSQL test database
+        # (applying other tests' outbox rows with its own registrar).
+        start_new_session=True,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -325,10 +330,29 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
         raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
     yield {"url": f"https://127.0.0.1:{port}", "cert": str(instance / "tls" / "cert.pem"), "env": env, "pid": proc.pid,
            "log": str(instance / "server.log")}
-    proc.terminate()
+    _stop_group(proc)
+    log.close()
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop a server and every process of its group: SIGTERM, then SIGKILL for whatever is left after 10 s."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()  # reaped: an unreaped Popen warns (an error in this suite) when it is collected
-    log.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)  # any worker of the group still there?
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

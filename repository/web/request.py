@@ -58,7 +58,8 @@ def caller() -> Identity:
 
 
 def resolve_identity() -> Identity | None:
-    """Look the request's token up once per request; None for a guest or an invalid token."""
+    """The caller, looked up once per request: the token's identity; without a token, the signed-in browser
+    session's (every scope; its writes need the CSRF token); None for a guest or an invalid token."""
     if "identity" not in g:
         found = None
         token = _token_from_request()
