@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     from repository import pages
     from repository.api import (
         access_requests,
+        archive,
         badges,
         communities,
         community_requests,
@@ -86,7 +87,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["key"] = files.KeyConverter  # the file keys of /api/files/ routes
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
-                      landing.bp, datadesc.bp, badges.bp, access_requests.bp):
+                      landing.bp, datadesc.bp, badges.bp, access_requests.bp, archive.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
     oai.install_limits(app, limiter, settings)

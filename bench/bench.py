@@ -9,7 +9,9 @@ production, BENCH_CEILING_ENDPOINT=true) once per worker setup, drives it with w
 load generator in a separate process) for a fixed duration per run, alternating every measured endpoint with the
 minimal endpoint `/api/_ceiling` so that drift hits both; every figure is also given as a ratio of the ceiling
 measured next to it. Also: OAI-PMH full harvests (records/s), a reindex (records/s), a 1 GB streamed upload against
-a plain write+MD5 loop on the same disk (and the server's peak memory), publish -> searchable latency, and the
+a plain write+MD5 loop on the same disk (and the server's peak memory), the same as a multipart upload of 4 parts at
+once (bench/multipart_bench.py), a record's files as one streamed zip
+against reading them from disk (`--parts archive`, bench/archive_bench.py), publish -> searchable latency, and the
 ceiling with rate limits on against off (what the shared counters cost a request).
 Writes bench-results/bench-<timestamp>.json and prints a table.
 """
@@ -540,6 +542,19 @@ class Bench:
                 "worker_peak_rss_mb": max(after.values()) / 1024,
                 "worker_peak_growth_mb": max(after[p] - before[p] for p in workers) / 1024}
 
+    def multipart(self, server: Server, token: str) -> dict:
+        """The same size as `upload` sent as a multipart upload, 4 parts at once, from initiate to the completed
+        object, against the plain write+MD5 loop: bench/multipart_bench.py."""
+        from multipart_bench import measure  # its neighbour: bench/ heads sys.path
+
+        session = _session(server)
+        session.headers["Authorization"] = f"Bearer {token}"
+        try:
+            return measure(session, server, self.args.instance, self.args.upload_mb, max(1, self.args.upload_mb // 16),
+                           4, lambda pid: _status_kb(pid, "VmHWM"))
+        finally:
+            session.close()
+
     def publish(self, server: Server, token: str) -> dict:
 
         session = _session(server)
@@ -565,6 +580,18 @@ class Bench:
         session.close()
         return {"runs": len(searchable), "publish_call_ms_median": statistics.median(calls),
                 "searchable_ms_median": statistics.median(searchable), "searchable_ms_max": max(searchable)}
+
+    def archive(self, server: Server, token: str) -> dict:
+        """A record's files as one zip (`files-archive`) against reading them from disk: bench/archive_bench.py."""
+        from archive_bench import measure  # its neighbour: bench/ heads sys.path
+
+        session = _session(server)
+        session.headers["Authorization"] = f"Bearer {token}"
+        try:
+            return measure(session, server, self.args.instance, self.args.archive_files, self.args.archive_mb,
+                           3, lambda pid: _status_kb(pid, "VmHWM"))
+        finally:
+            session.close()
 
     # the whole run
     def phase(self, name: str, action, *args):  # type: ignore[no-untyped-def]
@@ -623,8 +650,14 @@ class Bench:
                     if "upload" in parts:
                         self.results["upload"] = self.phase(f"upload {args.upload_mb} MiB", self.upload, server,
                                                             token)
+                    if "multipart" in parts:
+                        self.results["multipart"] = self.phase(f"multipart upload {args.upload_mb} MiB",
+                                                               self.multipart, server, token)
                     if "publish" in parts:
                         self.results["publish"] = self.phase("publish -> searchable", self.publish, server, token)
+                    if "archive" in parts:
+                        self.results["archive"] = self.phase(
+                            f"archive {args.archive_files} x {args.archive_mb} MiB", self.archive, server, token)
         self.results["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
         self.results["verdicts"] = verdicts(self.results)
         self.save()
@@ -673,6 +706,8 @@ def verdicts(results: dict) -> list[dict]:
         "oai_registry": (get("oai_registry", "rate"), 5000, "records/s"),
         "reindex": (get("reindex", "rate"), 10000, "records/s"),
         "upload": (get("upload", "ratio"), 0.80, "ratio of plain write+MD5"),
+        "multipart": (get("multipart", "ratio"), 0.80, "ratio of plain write+MD5, 4 parts at once"),
+        "archive": (get("archive", "ratio"), 0.80, "ratio of reading the files from disk"),
         "publish_searchable_ms": (get("publish", "searchable_ms_max"), 200, "ms, worst run (lower is better)"),
         "ratelimit": (get("ratelimit", "ratio"), 0.90, "ceiling with rate limits on / off"),
     }
@@ -725,6 +760,14 @@ def table(results: dict) -> str:
     part("upload", lambda u: f"upload {u['megabytes']} MiB: {u['rate_mib_s']:.0f} MiB/s vs plain write+MD5 "
                              f"{u['plain_disk_md5_mib_s']:.0f} MiB/s (ratio {u['ratio']:.2f}); worker peak RSS "
                              f"{u['worker_peak_rss_mb']:.0f} MB, growth {u['worker_peak_growth_mb']:.1f} MB")
+    part("archive", lambda a: f"archive of {a['files']} x {a['megabytes_each']} MiB: {a['archive_mib_s']:.0f} MiB/s "
+                              f"vs reading the files {a['disk_read_mib_s']:.0f} MiB/s (ratio {a['ratio']:.2f}), vs "
+                              f"downloading them one by one {a['file_downloads_mib_s']:.0f} MiB/s (ratio "
+                              f"{a['ratio_of_file_downloads']:.2f}); worker peak growth {a['worker_peak_growth_mb']:.1f} MB")
+    part("multipart", lambda m: f"multipart upload {m['megabytes']} MiB ({m['parallel']} x {m['part_mb']} MiB parts at "
+                                f"once): {m['rate_mib_s']:.0f} MiB/s vs plain write+MD5 {m['plain_disk_md5_mib_s']:.0f}"
+                                f" MiB/s (ratio {m['ratio']:.2f}; complete {m['complete_seconds']} s); worker peak "
+                                f"growth {m['worker_peak_growth_mb']:.1f} MB")
     part("ratelimit", lambda r: f"ceiling with rate limits on / off ({r['setup']}, counters {r['storage']}): "
                                 f"{r['on_rps']:.0f} / {r['off_rps']:.0f} req/s (ratio {r['ratio']:.2f}, "
                                 f"{r['cost_us_per_request']:.0f} us per request; runs on {r['on_runs']}, "
@@ -758,8 +801,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated, the first gets the full suite (choices: {', '.join(SETUPS)})")
     parser.add_argument("--upload-mb", type=int, default=None, help="upload size in MiB (default 1024; quick 64)")
     parser.add_argument("--publish-runs", type=int, default=None)
+    parser.add_argument("--archive-files", type=int, default=None,
+                        help="files of the archived record (default 4; quick 3)")
+    parser.add_argument("--archive-mb", type=int, default=None, help="MiB per archived file (default 256; quick 16)")
     parser.add_argument("--harvest-limit", type=int, default=0, help="stop a harvest after N records (0: all)")
-    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,publish,compare",
+    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,compare",
                         help="what to measure (default: everything)")
     parser.add_argument("--targets", default="", help="regular expression: measure only the matching requests")
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator even with wrk")
@@ -775,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
     args.setups = args.setups or ("gthread-3x4,sync-3" if quick else "gthread-3x4,gthread-3x4-nocache,gthread-2x8,sync-3")
     args.upload_mb = args.upload_mb or (64 if quick else 1024)
     args.publish_runs = args.publish_runs or (3 if quick else 10)
+    args.archive_files = args.archive_files or (3 if quick else 4)
+    args.archive_mb = args.archive_mb or (16 if quick else 256)
     temporary = None
     if args.instance is None:
         os.makedirs(args.out, exist_ok=True)

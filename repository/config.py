@@ -255,6 +255,10 @@ class Settings:
         "an upload in progress keeps its temporary file younger.",
         _positive_int,
     )
+    MULTIPART_EXPIRY_DAYS: int = setting(
+        7, "Days after which an unfinished multipart upload to a bucket expires; the worker's sweep then removes its "
+        "parts.", _positive_int,
+    )
     MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
     MAX_MULTIPART_BYTES: int = setting(
         100 * 1024 * 1024, "Largest file accepted by the old multipart files interface, in bytes.", _positive_int

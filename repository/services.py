@@ -23,6 +23,7 @@ from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
+from repository.files import multipart
 from repository.files.buckets import FileStore, Sweeper
 from repository.indexing.indexer import Indexer
 from repository.records.cache import RecordCache
@@ -150,6 +151,7 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(services.stats.on_pass)
     on_pass.append(services.validations.on_pass)
     on_pass.append(services.validation_jobs.on_pass)
-    on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE))
+    on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE,
+                           also=multipart.sweep))  # and the expired multipart uploads
     on_pass.append(services.mailer.process_pending)
     services.db.wire(mail.SEND, services.mailer.kick)

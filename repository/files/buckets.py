@@ -1,4 +1,4 @@
-"""Files: contents on disk written by streaming (MD5 on the way, fsynced, renamed into place), and buckets of
+"""Files: contents on disk written by streaming (MD5 and SHA-256 on the way, fsynced, renamed into place), and buckets of
 object versions that point at file instances, so a snapshot shares bytes instead of copying them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import time
 import unicodedata
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Protocol, TypedDict, cast
@@ -38,6 +38,7 @@ MAX_NAME_BYTES = 255  # NAME_MAX of common file systems: a bucket PUT stores one
 # Bidirectional embeddings, overrides and isolates: `gpj.exe` shown reversed as `exe.jpg`.
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 TMP_DIR = ".tmp"
+MULTIPART_DIR = "multipart"  # under TMP_DIR: one directory per multipart upload (repository.files.multipart)
 ORPHAN_AGE_SECONDS = 3600
 SWEEP_BATCH = 500  # files looked up per query by the sweep
 
@@ -73,6 +74,7 @@ class ObjectRow(TypedDict):
     updated: datetime
     size: int
     checksum: str
+    sha256: str | None  # hex; None for files stored before SHA-256s were kept
     uri: str
 
 
@@ -83,7 +85,8 @@ class StoredFile:
     id: str
     uri: str
     size: int
-    checksum: str
+    checksum: str  # md5:<hex>
+    sha256: str | None = None  # hex
 
 
 class FileStore:
@@ -106,9 +109,10 @@ class FileStore:
         tmp = os.path.join(self.root, TMP_DIR, file_id)
         final = self.path(uri)
         digest = hashlib.md5(usedforsecurity=False)
+        sha256 = hashlib.sha256()
         try:
             with open(tmp, "wb") as out:
-                size = _copy(stream, out, digest, limit)
+                size = _copy(stream, out, (digest, sha256), limit)
                 out.flush()
                 if durable:
                     os.fsync(out.fileno())
@@ -124,7 +128,7 @@ class FileStore:
                 raise
             log.error("cannot write to the file store %s: %s", self.root, exc)
             raise error from exc
-        return StoredFile(file_id, uri, size, "md5:" + digest.hexdigest())
+        return StoredFile(file_id, uri, size, "md5:" + digest.hexdigest(), sha256.hexdigest())
 
     def sync(self) -> None:
         """Flush every file written with `durable=False` (and their directories) to disk: one `sync` instead of
@@ -143,8 +147,10 @@ class FileStore:
         cutoff = time.time() - min_age
         removed = 0
         batch: list[tuple[str, str]] = []
-        for directory, _dirs, names in os.walk(self.root):
+        for directory, dirs, names in os.walk(self.root):
             temporary = os.path.relpath(directory, self.root) == TMP_DIR
+            if temporary and MULTIPART_DIR in dirs:
+                dirs.remove(MULTIPART_DIR)  # multipart uploads live as long as their rows say (multipart.sweep)
             for name in names:
                 path = os.path.join(directory, name)
                 if not _older_than(path, cutoff):
@@ -163,8 +169,10 @@ class Sweeper:
     """The background worker's sweep of the store, at most every `interval` seconds (the first call sweeps):
     one of its periodic tasks in both shapes (the thread of each server process, and scripts/worker.py)."""
 
-    def __init__(self, db: Database, store: FileStore, interval: float, min_age: float) -> None:
-        self.db, self.store, self.interval, self.min_age = db, store, interval, min_age
+    def __init__(self, db: Database, store: FileStore, interval: float, min_age: float,
+                 also: Callable[[Database, FileStore, float], int] | None = None) -> None:
+        """`also(db, store, min_age)` runs in the same pass (the expired multipart uploads); it returns a count."""
+        self.db, self.store, self.interval, self.min_age, self.also = db, store, interval, min_age, also
         self._due = 0.0
 
     def __call__(self) -> int:
@@ -174,6 +182,8 @@ class Sweeper:
         self._due = now + self.interval
         with self.db.read() as conn:
             removed = self.store.sweep(conn, self.min_age)
+        if self.also is not None:
+            removed += self.also(self.db, self.store, self.min_age)
         if removed:
             log.info("swept %d orphan file(s) older than %d s from %s", removed, self.min_age, self.store.root)
         return removed
@@ -208,15 +218,16 @@ def _check_limit(size: int, limit: int | None) -> None:
         raise PayloadTooLarge(f"The file is larger than the limit of {limit} bytes.")
 
 
-def _copy(stream: Readable, out: BinaryIO, digest: Any, limit: int | None) -> int:
-    """Copy `stream` to `out` updating `digest`; returns the size. In one thread: reading a request body releases
+def _copy(stream: Readable, out: BinaryIO, hashes: tuple[Any, ...], limit: int | None) -> int:
+    """Copy `stream` to `out` updating each of `hashes`; returns the size. In one thread: reading a request body releases
     the GIL at every recv(), and with a second thread hashing and writing, each recv() then waited for the GIL
     (a 1 GiB upload through gunicorn ran at 51 MiB/s with the second thread, 117 MiB/s without it)."""
     size = 0
     while chunk := stream.read(CHUNK):
         size += len(chunk)
         _check_limit(size, limit)
-        digest.update(chunk)
+        for digest in hashes:
+            digest.update(chunk)
         out.write(chunk)
     return size
 
@@ -320,7 +331,8 @@ def get_bucket(conn: Connection, bucket_id: str) -> BucketRow:
 def list_objects(conn: Connection, bucket_id: str) -> list[ObjectRow]:
     """The bucket's files with their instances, in the order the depositor set (then by name)."""
     query = (
-        select(objects, file_instances.c.size, file_instances.c.checksum, file_instances.c.uri)
+        select(objects, file_instances.c.size, file_instances.c.checksum, file_instances.c.sha256,
+               file_instances.c.uri)
         .join(file_instances, file_instances.c.id == objects.c.file_id)
         .where(objects.c.bucket_id == bucket_id)
         .order_by(objects.c.position, objects.c.key)
@@ -335,7 +347,8 @@ def objects_of_buckets(conn: Connection, bucket_ids: Iterable[str]) -> dict[str,
     if not ids:
         return result
     query = (
-        select(objects, file_instances.c.size, file_instances.c.checksum, file_instances.c.uri)
+        select(objects, file_instances.c.size, file_instances.c.checksum, file_instances.c.sha256,
+               file_instances.c.uri)
         .join(file_instances, file_instances.c.id == objects.c.file_id)
         .where(objects.c.bucket_id.in_(ids))
         .order_by(objects.c.bucket_id, objects.c.position, objects.c.key)
@@ -383,7 +396,8 @@ def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, r
     now = utcnow()
     conn.execute(
         insert(file_instances).values(
-            id=stored.id, uri=stored.uri, size=stored.size, checksum=stored.checksum, created=now
+            id=stored.id, uri=stored.uri, size=stored.size, checksum=stored.checksum, sha256=stored.sha256,
+            created=now,
         )
     )
     existing = conn.execute(

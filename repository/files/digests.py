@@ -1,7 +1,8 @@
 """Checksums a client sends with a bucket upload, checked against the bytes received: `Content-MD5` (RFC 1864:
 base64 of the MD5; the 32-digit hex form that the reference sends on downloads is accepted too) and
-`Content-Digest` (RFC 9530, e.g. `sha-256=:<base64>:, md5=:<base64>:`). The MD5 is computed anyway while the file
-streams to disk; other algorithms are computed alongside only when a client asks for them."""
+`Content-Digest` (RFC 9530, e.g. `sha-256=:<base64>:, md5=:<base64>:`). The MD5 and the SHA-256 are computed anyway
+while a file streams to disk (a multipart part: the MD5); other algorithms are computed alongside only when a client
+asks for them. The same checks apply to a whole PUT and to each part of a multipart upload."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import base64
 import binascii
 import hashlib
 import re
-from typing import IO, Any, Protocol
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
 
 from repository.errors import BadRequest
 
@@ -66,12 +68,17 @@ def expected_digests(headers: Headers) -> dict[str, tuple[str, bytes]]:
     return expected
 
 
-class HashingReader:
-    """Wraps a request stream, hashing what is read with the extra algorithms asked for (MD5 is the store's)."""
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
 
-    def __init__(self, stream: IO[bytes], names: list[str]) -> None:
+
+class HashingReader:
+    """Wraps a request stream, hashing what is read with the extra algorithms asked for (those the writer computes
+    anyway, `known`, excepted)."""
+
+    def __init__(self, stream: Readable, names: Collection[str], known: Collection[str] = ("md5", "sha256")) -> None:
         self.stream = stream
-        self.hashes = {name: hashlib.new(name) for name in names if name != "md5"}
+        self.hashes = {name: hashlib.new(name) for name in names if name not in known}
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.stream.read(size)
@@ -80,9 +87,10 @@ class HashingReader:
         return chunk
 
 
-def verify(expected: dict[str, tuple[str, bytes]], md5_hex: str, reader: Any) -> None:
-    """BadRequest when a digest the client sent differs from the bytes received."""
-    computed = {"md5": bytes.fromhex(md5_hex)}
+def verify(expected: dict[str, tuple[str, bytes]], known: Mapping[str, str | None], reader: Any) -> None:
+    """BadRequest when a digest the client sent differs from the bytes received; `known` holds the hex digests the
+    writer computed (hashlib name -> hex), `reader` the others when it is a HashingReader."""
+    computed = {name: bytes.fromhex(value) for name, value in known.items() if value is not None}
     if isinstance(reader, HashingReader):
         computed.update({name: digest.digest() for name, digest in reader.hashes.items()})
     for name, (header, value) in expected.items():

@@ -220,7 +220,8 @@ class BulkLoader:
                 for position, ((key, _data), done) in enumerate(
                         zip(version.files, next(files_iter), strict=True), start=1):
                     rows["file_instances"].append({"id": done.id, "uri": done.uri, "size": done.size,
-                                                   "checksum": done.checksum, "created": now})
+                                                   "checksum": done.checksum, "sha256": done.sha256,
+                                                   "created": now})
                     for bucket_id in (deposit_bucket, record_bucket):
                         rows["objects"].append({
                             "version_id": str(uuid.uuid4()), "bucket_id": bucket_id, "key": key,

@@ -56,6 +56,8 @@ file_instances = Table(
     Column("size", BigInteger, nullable=False),
     Column("checksum", String(64), nullable=False),  # md5:<hex>
     Column("created", DateTime, nullable=False),
+    # Hex SHA-256 of the bytes, computed on the way in beside the MD5 (migration 0015); NULL for older files.
+    Column("sha256", String(64), nullable=True),
 )
 
 objects = Table(

@@ -1,0 +1,81 @@
+"""The multipart upload measurement of bench/bench.py (`--parts multipart`): one file sent in parts over several
+connections at once, from initiate to the completed object (complete hashes the whole file), against the plain
+write+MD5 loop on the same disk measured in the same run, and the workers' peak memory. No figure is asserted."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+CHUNK = 1024 * 1024
+
+
+def plain_write_md5(files_root: str, megabytes: int, block: bytes) -> float:
+    """MiB/s of writing `megabytes` MiB with MD5 in a plain loop, fsynced (what FileStore does for one PUT)."""
+    path = os.path.join(files_root, ".tmp", "bench-plain-multipart")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    digest = hashlib.md5(usedforsecurity=False)
+    started = time.perf_counter()
+    with open(path, "wb") as out:
+        for _ in range(megabytes):
+            digest.update(block)
+            out.write(block)
+        out.flush()
+        os.fsync(out.fileno())
+    elapsed = time.perf_counter() - started
+    os.unlink(path)
+    return megabytes / elapsed
+
+
+class _Part:
+    """A part's body streamed with its length known (Content-Length, as clients send parts)."""
+
+    def __init__(self, block: bytes, megabytes: int) -> None:
+        self.block, self.megabytes = block, megabytes
+
+    def __len__(self) -> int:
+        return self.megabytes * len(self.block)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for _ in range(self.megabytes):
+            yield self.block
+
+
+def measure(session: Any, server: Any, instance: str, megabytes: int, part_mb: int, parallel: int,
+            peak_kb: Callable[[int], int]) -> dict:
+    """Upload `megabytes` MiB in parts of `part_mb` MiB, `parallel` at once; the figures as a dict."""
+    block = os.urandom(CHUNK)
+    files_root = os.path.join(instance, "files")
+    deposit = session.post(server.base + "/api/deposit/depositions", json={}, timeout=60).json()
+    url = server.local(deposit["links"]["bucket"]) + "/multipart.bin"
+    workers = server.workers()
+    before = {pid: peak_kb(pid) for pid in workers}
+    disk_before = plain_write_md5(files_root, megabytes, block)
+    count = -(-megabytes // part_mb)
+    started = time.perf_counter()
+    upload = session.post(f"{url}?uploads&size={megabytes * CHUNK}&partSize={part_mb * CHUNK}", timeout=60)
+    upload.raise_for_status()
+    uid = upload.json()["id"]
+
+    def send(n: int) -> None:
+        size = min(part_mb, megabytes - n * part_mb)
+        session.put(f"{url}?uploadId={uid}&partNumber={n}", data=_Part(block, size), timeout=600).raise_for_status()
+
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(send, range(count)))
+    parts_done = time.perf_counter()
+    session.post(f"{url}?uploadId={uid}", timeout=600).raise_for_status()
+    elapsed = time.perf_counter() - started
+    disk_after = plain_write_md5(files_root, megabytes, block)
+    after = {pid: peak_kb(pid) for pid in workers}
+    session.delete(server.local(deposit["links"]["self"]), timeout=60)
+    disk = (disk_before + disk_after) / 2
+    rate = megabytes / elapsed
+    return {"megabytes": megabytes, "part_mb": part_mb, "parallel": parallel, "seconds": round(elapsed, 2),
+            "complete_seconds": round(elapsed - (parts_done - started), 2), "rate_mib_s": rate,
+            "plain_disk_md5_mib_s": disk, "ratio": rate / disk,
+            "worker_peak_growth_mb": max(after[p] - before[p] for p in workers) / 1024}

@@ -1,0 +1,384 @@
+"""Multipart uploads to a bucket, in the shape of the reference's files REST API (invenio-files-rest, whose
+`?uploads` link every bucket file object carries): initiate with the total size and the part size, send the parts
+(numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
+
+The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
+initiate (a full disk answers 507 then, not at the last part); each part is written at its offset. Complete hashes
+the whole file (MD5 and SHA-256 side by side), fsyncs it and renames it into place as a PUT does: no second copy of
+the bytes on any file system, where concatenating part files would copy them all again unless the file system
+clones extents (copy_file_range shares them only on Btrfs/XFS).
+
+A part's row (multipart_parts) exists only while its bytes are complete and verified. Sending a part withdraws
+its row first, writes, fsyncs, checks the size and any Content-MD5/Content-Digest, then records it: a part is never
+listed with partial bytes, and a part whose connection dropped is simply missing (a client re-sends the parts
+missing from the listing). Two sends of the same part queue on a lock file of that part (flock, which holds
+between threads as between processes), so their bytes never interleave; the last one wins.
+
+The rules of a PUT apply to every step (repository.files.buckets): the bucket's row is held (`hold_bucket`) by
+each write, so a part or a complete racing a publish either lands before it or gets the 403 of a locked bucket.
+Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
+place and records the object in one transaction; if that fails, the file goes back and the mark is cleared."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import Connection, delete, insert, or_, select, update
+
+from repository.accounts.tokens import Identity
+from repository.errors import BadRequest, Conflict, Forbidden, NotFound
+from repository.files import buckets, digests, owners
+from repository.storage import Database
+from repository.storage.engine import after_commit
+from repository.storage.tables.uploads import multipart_parts, multipart_uploads
+from repository.timeutil import isoformat, utcnow
+
+MAX_PARTS = 10_000
+HASH_CHUNK = 4 * 1024 * 1024
+DATA = "data"
+# A complete that started this long ago and never finished (its process died) no longer protects its upload.
+STALE_COMPLETE = timedelta(days=1)
+
+
+def upload_dir(store: buckets.FileStore, upload_id: str) -> str:
+    return os.path.join(store.root, buckets.TMP_DIR, buckets.MULTIPART_DIR, upload_id)
+
+
+def part_count(row: dict) -> int:
+    return -(-row["size"] // row["part_size"])
+
+
+def part_range(row: dict, number: int) -> tuple[int, int]:
+    """(offset, size) of part `number`: every part is `part_size` bytes but the last, which holds the rest."""
+    offset = number * row["part_size"]
+    return offset, min(row["part_size"], row["size"] - offset)
+
+
+def _not_found() -> NotFound:
+    return NotFound("The multipart upload does not exist (wrong uploadId, another file or bucket, aborted, or "
+                    "expired): start a new one with POST ?uploads.")
+
+
+def _load(conn: Connection, bucket_id: str, key: str, upload_id: str, who: Identity, lock: bool = False) -> dict:
+    """The upload `upload_id` of `who` for `key` in `bucket_id`; NotFound for anything else, once expired too."""
+    query = select(multipart_uploads).where(multipart_uploads.c.id == upload_id)
+    row = conn.execute(query.with_for_update() if lock else query).mappings().first()
+    if row is None or row["bucket_id"] != bucket_id or row["owner_id"] != who.user_id:
+        raise _not_found()
+    if row["key"] != _upload_key(key):
+        raise _not_found()
+    if row["completed"] is None and row["expires"] <= utcnow():
+        raise NotFound("The multipart upload expired and its parts are being removed: start a new one.")
+    return dict(row)
+
+
+def _upload_key(key: str) -> str:
+    try:
+        return buckets.upload_key(key)
+    except BadRequest:
+        raise _not_found() from None
+
+
+def _unlocked(conn: Connection, bucket_id: str) -> None:
+    if buckets.hold_bucket(conn, bucket_id)["locked"]:
+        raise Forbidden("Bucket is locked for modifications.")
+
+
+def _not_completed(row: dict) -> None:
+    if row["completed"] is not None:
+        raise Conflict("The multipart upload is completed (or its completion is in progress): it takes no more "
+                       "parts, and completes once.")
+
+
+def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, size: int, part_size: int,
+             who: Identity, expiry_days: int) -> dict:
+    """Start an upload of `size` bytes in parts of `part_size`; returns its row."""
+    key = buckets.upload_key(key)
+    if size < 1:
+        raise BadRequest("`size` must be a positive number of bytes.", errors=[{"field": "size", "message": "Invalid."}])
+    if part_size < 1:
+        raise BadRequest("`partSize` must be a positive number of bytes.",
+                         errors=[{"field": "partSize", "message": "Invalid."}])
+    if -(-size // part_size) > MAX_PARTS:
+        raise BadRequest(f"Too many parts: at most {MAX_PARTS}; choose a partSize of at least "
+                         f"{-(-size // MAX_PARTS)} bytes.", errors=[{"field": "partSize", "message": "Too small."}])
+    with db.read() as conn:
+        owners.writable_deposit(conn, bucket_id, who)
+        if buckets.get_bucket(conn, bucket_id)["locked"]:
+            raise Forbidden("Bucket is locked for modifications.")
+    upload_id = str(uuid.uuid4())
+    directory = upload_dir(store, upload_id)
+    try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
+        os.makedirs(directory)
+        with open(os.path.join(directory, DATA), "wb") as out:
+            os.posix_fallocate(out.fileno(), 0, size)
+            os.fsync(out.fileno())
+        now = utcnow()
+        with db.write() as conn:
+            _unlocked(conn, bucket_id)
+            conn.execute(insert(multipart_uploads).values(
+                id=upload_id, bucket_id=bucket_id, key=key, size=size, part_size=part_size, owner_id=who.user_id,
+                created=now, expires=now + timedelta(days=expiry_days), completed=None))
+            return dict(conn.execute(select(multipart_uploads).where(multipart_uploads.c.id == upload_id))
+                        .mappings().one())
+    except BaseException as exc:
+        shutil.rmtree(directory, ignore_errors=True)
+        error = buckets._store_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity) -> tuple[dict, list[dict]]:
+    """The upload and its parts received whole, by number."""
+    with db.read() as conn:
+        owners.writable_deposit(conn, bucket_id, who)
+        row = _load(conn, bucket_id, key, upload_id, who)
+        query = (select(multipart_parts).where(multipart_parts.c.upload_id == upload_id)
+                 .order_by(multipart_parts.c.part_number))
+        return row, [dict(p) for p in conn.execute(query).mappings()]
+
+
+class _PartLock:
+    """An exclusive flock on the part's lock file in the upload's directory; NotFound once the upload is gone."""
+
+    def __init__(self, store: buckets.FileStore, upload_id: str, number: int) -> None:
+        try:
+            self.fd = os.open(os.path.join(upload_dir(store, upload_id), f"{number}.lock"), os.O_RDWR | os.O_CREAT,
+                              0o600)
+        except FileNotFoundError:
+            raise _not_found() from None
+
+    def __enter__(self) -> _PartLock:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # releases the lock
+
+
+def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, number_text: str,
+             stream: buckets.Readable, content_length: int | None, headers: digests.Headers,
+             who: Identity) -> tuple[dict, dict]:
+    """Write part `number_text` of the upload from `stream`; returns (the upload, the part's row)."""
+    expected = digests.expected_digests(headers)
+    with db.read() as conn:
+        owners.writable_deposit(conn, bucket_id, who)
+        row = _load(conn, bucket_id, key, upload_id, who)
+        if buckets.get_bucket(conn, bucket_id)["locked"]:
+            raise Forbidden("Bucket is locked for modifications.")
+    _not_completed(row)
+    count = part_count(row)
+    if not (number_text.isascii() and number_text.isdigit()) or int(number_text) >= count:
+        raise BadRequest(f"`partNumber` must be a whole number from 0 to {count - 1} (parts are numbered from 0).",
+                         errors=[{"field": "partNumber", "message": "Out of range."}])
+    number = int(number_text)
+    offset, size = part_range(row, number)
+    if content_length != size:
+        which = "the last part" if number == count - 1 else f"every part but the last is partSize ({row['part_size']})"
+        raise BadRequest(f"Part {number} is {size} bytes ({which}); the request's Content-Length is "
+                         f"{'missing' if content_length is None else content_length}. Nothing was stored.",
+                         errors=[{"field": "Content-Length", "message": f"Expected {size}."}])
+    with _PartLock(store, upload_id, number):
+        with db.write() as conn:  # withdrawn before its bytes change: never listed half written
+            _unlocked(conn, bucket_id)
+            _not_completed(_load(conn, bucket_id, key, upload_id, who, lock=True))
+            conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
+                                                       multipart_parts.c.part_number == number))
+        md5 = hashlib.md5(usedforsecurity=False)
+        reader = digests.HashingReader(stream, list(expected), known=("md5",))
+        try:
+            with open(os.path.join(upload_dir(store, upload_id), DATA), "r+b") as out:
+                out.seek(offset)
+                received = buckets._copy(reader, out, (md5,), size)
+                out.flush()
+                os.fdatasync(out.fileno())
+        except FileNotFoundError:
+            raise _not_found() from None
+        except OSError as exc:
+            error = buckets._store_error(exc)
+            if error is None:
+                raise
+            raise error from exc
+        if received != size:
+            raise BadRequest(f"Part {number} is incomplete: {received} of {size} bytes arrived. It is not stored; "
+                             "send it again.")
+        digests.verify(expected, {"md5": md5.hexdigest()}, reader)
+        with db.write() as conn:
+            _unlocked(conn, bucket_id)
+            row = _load(conn, bucket_id, key, upload_id, who, lock=True)
+            _not_completed(row)
+            part = {"upload_id": upload_id, "part_number": number, "size": size,
+                    "checksum": "md5:" + md5.hexdigest(), "created": utcnow()}
+            conn.execute(insert(multipart_parts).values(**part))
+    return row, part
+
+
+def _hash_file(path: str) -> tuple[str, str]:
+    """(MD5 hex, SHA-256 hex) of the file, the SHA-256 in a second thread (hashlib releases the GIL on large
+    updates: the time of the slower of the two, not their sum)."""
+    md5, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
+    with open(path, "rb", buffering=0) as source, ThreadPoolExecutor(1) as pool:
+        while chunk := source.read(HASH_CHUNK):
+            pending = pool.submit(sha256.update, chunk)
+            md5.update(chunk)
+            pending.result()
+    return md5.hexdigest(), sha256.hexdigest()
+
+
+def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
+             on_change: Callable[[Connection, buckets.ObjectRow], Any]) -> buckets.ObjectRow:
+    """Make the upload the bucket's file `key` (replacing one of that name); `on_change(conn, obj)` runs in the
+    transaction that records it. Returns the object."""
+    with db.write() as conn:
+        owners.writable_deposit(conn, bucket_id, who)
+        _unlocked(conn, bucket_id)  # the bucket's row, then the upload's, in every transaction (no deadlock)
+        row = _load(conn, bucket_id, key, upload_id, who, lock=True)
+        _not_completed(row)
+        have = set(conn.execute(select(multipart_parts.c.part_number)
+                                .where(multipart_parts.c.upload_id == upload_id)).scalars())
+        missing = [n for n in range(part_count(row)) if n not in have]
+        if missing:
+            shown = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
+            raise BadRequest(f"{len(missing)} part(s) missing: {shown}. Send them, then complete again.",
+                             errors=[{"field": "partNumber", "message": f"Missing part {n}."} for n in missing[:100]])
+        conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=utcnow()))
+    data = os.path.join(upload_dir(store, upload_id), DATA)
+    file_id = str(uuid.uuid4())
+    uri = os.path.join(file_id[:2], file_id[2:4], file_id)
+    final = store.path(uri)
+    moved = False
+    try:
+        md5, sha256 = _hash_file(data)
+        with open(data, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.replace(data, final)
+        moved = True
+        buckets._fsync_dir(os.path.dirname(final))
+        stored = buckets.StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
+        with db.write() as conn:
+            obj, replaced = buckets.put_object(conn, bucket_id, row["key"], stored)
+            if replaced:
+                buckets.release_files(conn, store, [replaced])
+            on_change(conn, obj)
+    except BaseException as exc:
+        if moved:
+            try:
+                os.replace(final, data)  # back, so that the complete can be retried
+            except OSError:
+                buckets._discard(final)
+        with db.write() as conn:
+            conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=None))
+        error = buckets._store_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)  # the part lock files
+    return obj
+
+
+def abort(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
+    """Drop the upload and its bytes (parts in flight then end with a 404)."""
+    with db.write() as conn:
+        owners.writable_deposit(conn, bucket_id, who)  # a deposit's bucket, even locked since: abort cleans up
+        row = _load(conn, bucket_id, key, upload_id, who, lock=True)
+        _not_completed(row)
+        conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id))
+        conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id == upload_id))
+        after_commit(conn, shutil.rmtree, upload_dir(store, upload_id), True)
+
+
+def in_progress(db: Database, bucket_id: str, who: Identity) -> list[dict]:
+    """The caller's uploads not completed in the bucket, oldest first."""
+    with db.read() as conn:
+        owners.writable_deposit(conn, bucket_id, who)
+        query = (select(multipart_uploads)
+                 .where(multipart_uploads.c.bucket_id == bucket_id, multipart_uploads.c.owner_id == who.user_id,
+                        multipart_uploads.c.completed.is_(None), multipart_uploads.c.expires > utcnow())
+                 .order_by(multipart_uploads.c.created))
+        return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def sweep(db: Database, store: buckets.FileStore, min_age: float) -> int:
+    """The worker pass's share: remove the expired uploads (rows and bytes), and the directories of uploads no
+    row knows that are older than `min_age` seconds (a crash between the directory and its row, an abort whose
+    removal failed, a bucket deleted with its uploads); returns how many uploads went."""
+    now = utcnow()
+    removed = 0
+    query = select(multipart_uploads.c.id).where(
+        multipart_uploads.c.expires <= now,
+        or_(multipart_uploads.c.completed.is_(None), multipart_uploads.c.completed <= now - STALE_COMPLETE),
+    )
+    with db.read() as conn:  # most passes find none: no write transaction for them
+        expired = list(conn.execute(query).scalars())
+    if expired:
+        with db.write() as conn:
+            conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id.in_(expired)))
+            conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id.in_(expired)))
+    for upload_id in expired:
+        shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
+        removed += 1
+    parent = os.path.join(store.root, buckets.TMP_DIR, buckets.MULTIPART_DIR)
+    try:
+        names = os.listdir(parent)
+    except FileNotFoundError:
+        return removed
+    cutoff = time.time() - min_age
+    old = [n for n in names if _mtime(os.path.join(parent, n)) <= cutoff]
+    if old:
+        with db.read() as conn:
+            known = set(conn.execute(select(multipart_uploads.c.id).where(multipart_uploads.c.id.in_(old))).scalars())
+        for name in old:
+            if name not in known:
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+                removed += 1
+    return removed
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except FileNotFoundError:
+        return float("inf")
+
+
+def upload_json(base: str, row: dict) -> dict:
+    """An upload as the API shows it (invenio-files-rest's multipart object, with its expiry)."""
+    url = f"{base}/api/files/{row['bucket_id']}/{quote(row['key'])}"
+    count = part_count(row)
+    return {
+        "id": row["id"],
+        "upload_id": row["id"],
+        "bucket": row["bucket_id"],
+        "key": row["key"],
+        "size": row["size"],
+        "part_size": row["part_size"],
+        "last_part_number": count - 1,
+        "last_part_size": part_range(row, count - 1)[1],
+        "completed": row["completed"] is not None,
+        "created": _iso(row["created"]),
+        "expires": _iso(row["expires"]),
+        "links": {"self": f"{url}?uploadId={row['id']}", "object": url,
+                  "bucket": f"{base}/api/files/{row['bucket_id']}"},
+    }
+
+
+def part_json(row: dict, part: dict) -> dict:
+    offset, size = part_range(row, part["part_number"])
+    return {"part_number": part["part_number"], "start_byte": offset, "end_byte": offset + size,
+            "size": part["size"], "checksum": part["checksum"], "created": _iso(part["created"])}
+
+
+def _iso(value: datetime) -> str | None:
+    return isoformat(value)
