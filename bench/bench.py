@@ -19,7 +19,6 @@ Writes bench-results/bench-<timestamp>.json and prints a table.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -495,20 +494,11 @@ class Bench:
         block = os.urandom(CHUNK)
         files_root = os.path.join(self.args.instance, "files")
 
+        from multipart_bench import plain_write_md5  # its neighbour: bench/ heads sys.path
+
         def plain() -> float:
             """The same bytes written to the same disk with MD5, in a plain Python loop (fsynced, as FileStore)."""
-            path = os.path.join(files_root, ".tmp", "bench-plain")
-            digest = hashlib.md5(usedforsecurity=False)
-            started = time.perf_counter()
-            with open(path, "wb") as out:
-                for _ in range(megabytes):
-                    digest.update(block)
-                    out.write(block)
-                out.flush()
-                os.fsync(out.fileno())
-            elapsed = time.perf_counter() - started
-            os.unlink(path)
-            return megabytes / elapsed
+            return plain_write_md5(files_root, megabytes, block)
 
         session = _session(server)
         session.headers["Authorization"] = f"Bearer {token}"

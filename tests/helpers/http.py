@@ -69,3 +69,14 @@ def peak_rss_kb(pid: int) -> int:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
     raise AssertionError("no VmHWM")
+
+
+def wait_until_serving(base: str, cert: str) -> None:
+    """Wait for a live server's workers, which load the app after the server listens: seconds on a busy machine."""
+    for _ in range(60):
+        try:
+            if requests.get(base + "/healthz", verify=cert, timeout=30).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+    raise AssertionError("the server never answered /healthz")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from helpers.http import token_session
+from helpers.http import token_session, wait_until_serving
 from helpers.pages import csrf_from
 
 PASSWORD = "Correct-Horse-Battery-9731"
@@ -20,17 +20,6 @@ def json_logs() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOG_FORMAT", "json")
         yield
-
-
-def serving(base: str, cert: str) -> None:
-    """The workers load the app after the server listens: seconds on a busy machine."""
-    for _ in range(60):
-        try:
-            if requests.get(base + "/healthz", verify=cert, timeout=30).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-    raise AssertionError("the server never answered /healthz")
 
 
 def log_entries(path: str) -> list[dict]:
@@ -49,7 +38,7 @@ def access_line(entries: list[dict], request_id: str) -> dict:
 
 def test_json_lines_carry_the_request_and_keep_secrets_out(json_logs, live_server):
     base, cert = live_server["url"], live_server["cert"]
-    serving(base, cert)
+    wait_until_serving(base, cert)
     user = token_session(live_server, "logged@example.org")
     token = user.headers["Authorization"].split()[1]
 

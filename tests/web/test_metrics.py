@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 from helpers.factories import published
-from helpers.http import free_port, https_client
+from helpers.http import free_port, https_client, wait_until_serving
 from prometheus_client.parser import text_string_to_metric_families
 
 from app import create_app
@@ -110,17 +110,6 @@ def served_by(log_path: str, route: str) -> set[int]:
                 if entry.get("logger") == "gunicorn.access" and entry.get("route") == route:
                     pids.add(entry["pid"])
     return pids
-
-
-def wait_until_serving(base: str, cert: str) -> None:
-    """The workers load the app after the server listens: seconds on a busy machine."""
-    for _ in range(60):
-        try:
-            if requests.get(base + "/healthz", verify=cert, timeout=30).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-    raise AssertionError("the server never answered /healthz")
 
 
 def test_the_workers_requests_are_summed(metrics_env, live_server):
