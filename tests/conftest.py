@@ -146,13 +146,18 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
     return make_settings()
 
 
+def close_app(application) -> None:  # type: ignore[no-untyped-def]
+    """Dispose of a test app's database once its mail thread is idle (its connection back in the pool first)."""
+    services = application.extensions["repository"]
+    services.mailer.wait_idle()
+    services.db.dispose()
+
+
 @pytest.fixture
 def app(settings: Settings):  # type: ignore[no-untyped-def]
     application = create_app(settings)
     yield application
-    services = application.extensions["repository"]
-    services.mailer.wait_idle()  # the mail thread's connection is back in the pool before the pool goes
-    services.db.dispose()
+    close_app(application)
 
 
 @pytest.fixture
@@ -258,9 +263,7 @@ def module_settings(module_make_settings: Callable[..., Settings]) -> Settings:
 def module_app(module_settings: Settings):  # type: ignore[no-untyped-def]
     application = create_app(module_settings)
     yield application
-    services = application.extensions["repository"]
-    services.mailer.wait_idle()  # the mail thread's connection is back in the pool before the pool goes
-    services.db.dispose()
+    close_app(application)
 
 
 @pytest.fixture

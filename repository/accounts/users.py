@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select, update
 
-from repository.storage.tables.core import tokens, users
+from repository.storage.tables.core import users
 from repository.timeutil import utcnow
 
 ADMIN = "admin"
@@ -61,7 +61,3 @@ def reactivate(conn: Connection, user_id: int) -> bool:
     return conn.execute(update(users).where(users.c.id == user_id, users.c.active.is_(False))
                         .values(active=True)).rowcount == 1
 
-
-def live_token_count(conn: Connection, user_id: int) -> int:
-    return len(conn.execute(select(tokens.c.id).where(tokens.c.user_id == user_id, tokens.c.revoked.is_(None)))
-               .all())

@@ -68,7 +68,3 @@ def http_error_page(exc: HTTPException) -> Response:
     message = "The page was not found." if status == 404 else (exc.description or exc.name)
     return render_page("error.html", status, status=status, message=message, errors=[])
 
-
-def back_to(default: str = "/") -> str:
-    """Where a form's `next` says to go after it, if that is on this site."""
-    return safe_next(request.values.get("next"), default)
