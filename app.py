@@ -10,7 +10,7 @@ from werkzeug.routing import IntegerConverter, Map
 
 from repository.config import Settings
 from repository.services import build_services
-from repository.web import compression, logs, metrics, request
+from repository.web import assets, compression, logs, metrics, request
 from repository.web.cors import install_cors
 from repository.web.ratelimit import install_limiter
 from repository.web.session import install_sessions
@@ -90,6 +90,7 @@ def create_app(settings: Settings | None = None) -> Flask:
                       landing.bp, datadesc.bp, badges.bp, access_requests.bp, archive.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
+    assets.install(app)
     oai.install_limits(app, limiter, settings)
     if settings.BENCH_CEILING_ENDPOINT:
         from repository.api import ceiling

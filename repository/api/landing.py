@@ -1,5 +1,5 @@
 """HTML pages behind `links.html`: a record's landing page (with schema.org JSON-LD and citation meta tags),
-and a deposition's page, which points its owner at the API."""
+and the latest version's redirect. (A deposition's page is repository.pages.deposit.)"""
 
 from __future__ import annotations
 
@@ -54,9 +54,3 @@ def latest_page(recid: int) -> BaseResponse:
     """`links.latest_html`: 302 to the page of the newest published version of the record's concept."""
     newest = read.newest_version(services().db, recid)
     return redirect(f"{services().settings.BASE_URL}/records/{newest}", 302)
-
-
-@bp.get("/deposit/<int:dep_id>")
-def deposit_page(dep_id: int) -> BaseResponse:
-    """A deposition's page: drafts are edited through the API, so this points at its API resource."""
-    return redirect(f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}", 303)

@@ -97,7 +97,7 @@ class RateLimiter:
         # One proxy lookup, not five; flask types `request` as the Request, not as the LocalProxy it is.
         current = request._get_current_object()  # type: ignore[attr-defined]
         endpoint = current.endpoint or ""
-        if is_preflight(current) or endpoint == "static" or endpoint.endswith(".static"):
+        if is_preflight(current) or endpoint == "static" or endpoint.endswith(".static") or endpoint.startswith("assets."):
             return  # a browser's preflight is not a request of its own; static files are free
         who = self.resolve_identity()
         key = f"user:{who.user_id}" if who is not None else f"addr:{current.remote_addr}"

@@ -1,0 +1,92 @@
+"""What the browser tests share: headless Debian Chromium driven by Playwright against the live server, the
+axe-core check every page gets, and screenshots at desktop and phone width for a reviewer to look at.
+
+    with browser_session(live_server) as (browser, page):
+        page.goto(live_server["url"] + "/search")
+        check_page(page, "search page")          # axe-core: no serious/critical violation; fits the screen
+        screenshot(page, "search")               # test-screenshots/search-desktop.png and search-phone.png
+
+Screenshots go to test-screenshots/ in the project's root (SCREENSHOT_DIR overrides; git ignores it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from helpers.http import ROOT, wait_until_serving
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--ignore-certificate-errors"]
+AXE = Path(ROOT) / "node_modules" / "axe-core" / "axe.min.js"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 375, "height": 812}
+SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR") or Path(ROOT) / "test-screenshots")
+
+
+def api_session(live_server: dict) -> requests.Session:
+    """A `requests` session that trusts the live server's certificate (and nothing named in the environment)."""
+    http = requests.Session()
+    http.verify = live_server["cert"]
+    http.trust_env = False
+    return http
+
+
+def wait_until_answering(live_server: dict) -> None:
+    wait_until_serving(live_server["url"], live_server["cert"])
+
+
+@contextmanager
+def browser_session(live_server: dict, viewport: dict | None = None) -> Iterator[tuple[Any, Any]]:
+    """A Chromium browser and one page in a fresh context (its own cookies); skips when Playwright or Chromium is
+    missing (CI installs both; axe-core must be there: `npm ci`)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    assert AXE.is_file(), "axe-core is missing: run `npm ci` in the project's root"
+    wait_until_answering(live_server)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(ignore_https_errors=True, viewport=viewport or DESKTOP).new_page()
+            page.set_default_timeout(30_000)
+            yield browser, page
+        finally:
+            browser.close()
+
+
+def check_page(page: Any, what: str, width: int | None = None) -> None:
+    """axe-core on the page: no violation of serious or critical impact (the others are named in the message); and
+    nothing needs sideways scrolling at the page's width."""
+    # Evaluated rather than added as a <script>: the pages' Content-Security-Policy refuses inline scripts, rightly.
+    page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
+    result = page.evaluate("async () => await window.axe.run(document)")
+    violations = [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                   "nodes": [n["target"] for n in v["nodes"]][:5]} for v in result["violations"]]
+    serious = [v for v in violations if v["impact"] in {"serious", "critical"}]
+    assert not serious, f"{what} ({page.url}): " + json.dumps(violations, indent=1)
+    limit = width or page.viewport_size["width"]
+    scrolled = page.evaluate("() => document.documentElement.scrollWidth")
+    assert scrolled <= limit, f"{what} ({page.url}) is {scrolled} px wide on a {limit} px screen"
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Full-page screenshots at desktop and phone width (test-screenshots/<name>-desktop.png, -phone.png), checking
+    the phone width fits; the page's own size is restored afterwards."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    before = page.viewport_size
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
+    scrolled = page.evaluate("() => document.documentElement.scrollWidth")
+    assert scrolled <= PHONE["width"], f"{name} ({page.url}) is {scrolled} px wide on a phone"
+    page.set_viewport_size(before)
