@@ -73,7 +73,6 @@ def create_app(settings: Settings | None = None) -> Flask:
         files,
         funders,
         grants,
-        landing,
         licenses,
         oai,
         records,
@@ -87,7 +86,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["key"] = files.KeyConverter  # the file keys of /api/files/ routes
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
-                      landing.bp, datadesc.bp, badges.bp, access_requests.bp, archive.bp):
+                      datadesc.bp, badges.bp, access_requests.bp, archive.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
     assets.install(app)

@@ -11,8 +11,9 @@ minimal endpoint `/api/_ceiling` so that drift hits both; every figure is also g
 measured next to it. Also: OAI-PMH full harvests (records/s), a reindex (records/s), a 1 GB streamed upload against
 a plain write+MD5 loop on the same disk (and the server's peak memory), the same as a multipart upload of 4 parts at
 once (bench/multipart_bench.py), a record's files as one streamed zip
-against reading them from disk (`--parts archive`, bench/archive_bench.py), publish -> searchable latency, and the
-ceiling with rate limits on against off (what the shared counters cost a request).
+against reading them from disk (`--parts archive`, bench/archive_bench.py), publish -> searchable latency, the
+ceiling with rate limits on against off (what the shared counters cost a request), and the record and search
+pages against the API's JSON they show (`--parts pages`, bench/pages_bench.py).
 Writes bench-results/bench-<timestamp>.json and prints a table.
 """
 
@@ -571,6 +572,18 @@ class Bench:
         return {"runs": len(searchable), "publish_call_ms_median": statistics.median(calls),
                 "searchable_ms_median": statistics.median(searchable), "searchable_ms_max": max(searchable)}
 
+    def pages(self, server: Server, sample: dict) -> dict:
+        """The record and search pages against the API's record and search: bench/pages_bench.py."""
+        from pages_bench import measure  # its neighbour: bench/ heads sys.path
+
+        session = _session(server)
+        try:
+            return measure(lambda paths: self.load(server, paths),
+                           lambda path: session.get(server.base + path, timeout=60).status_code, sample,
+                           2 if self.args.quick else 3, lambda line: print(line, file=sys.stderr, flush=True))
+        finally:
+            session.close()
+
     def archive(self, server: Server, token: str) -> dict:
         """A record's files as one zip (`files-archive`) against reading them from disk: bench/archive_bench.py."""
         from archive_bench import measure  # its neighbour: bench/ heads sys.path
@@ -645,6 +658,8 @@ class Bench:
                                                                self.multipart, server, token)
                     if "publish" in parts:
                         self.results["publish"] = self.phase("publish -> searchable", self.publish, server, token)
+                    if "pages" in parts:
+                        self.results["pages"] = self.phase("pages vs API", self.pages, server, sample)
                     if "archive" in parts:
                         self.results["archive"] = self.phase(
                             f"archive {args.archive_files} x {args.archive_mb} MiB", self.archive, server, token)
@@ -668,6 +683,11 @@ def failures(results: dict) -> list[str]:
              and "error" in value]
     found += [f"{name}: {rows['error']}" for name, rows in results.get("setups", {}).items() if isinstance(rows, dict)]
     return found
+
+
+def _page_throughput(results: dict, pair: str) -> float | None:
+    row = results.get("pages", {}).get(pair) if isinstance(results.get("pages"), dict) else None
+    return row.get("throughput_ratio") if isinstance(row, dict) else None
 
 
 def verdicts(results: dict) -> list[dict]:
@@ -700,6 +720,9 @@ def verdicts(results: dict) -> list[dict]:
         "archive": (get("archive", "ratio"), 0.80, "ratio of reading the files from disk"),
         "publish_searchable_ms": (get("publish", "searchable_ms_max"), 200, "ms, worst run (lower is better)"),
         "ratelimit": (get("ratelimit", "ratio"), 0.90, "ceiling with rate limits on / off"),
+        # Page cost within 1.5x of the API's: page req/s over API req/s at least 1/1.5.
+        "record_page": (_page_throughput(results, "record"), 0.67, "record page req/s / API record req/s"),
+        "search_page": (_page_throughput(results, "search"), 0.67, "search page req/s / API search req/s"),
     }
     out = []
     for name, (value, target, unit) in figures.items():
@@ -762,6 +785,9 @@ def table(results: dict) -> str:
                                 f"{r['on_rps']:.0f} / {r['off_rps']:.0f} req/s (ratio {r['ratio']:.2f}, "
                                 f"{r['cost_us_per_request']:.0f} us per request; runs on {r['on_runs']}, "
                                 f"off {r['off_runs']}; {r['errors']} errors)")
+    from pages_bench import summary as pages_summary  # its neighbour: bench/ heads sys.path
+
+    part("pages", pages_summary)
     part("publish", lambda p: f"publish -> searchable: median {p['searchable_ms_median']:.0f} ms, max "
                               f"{p['searchable_ms_max']:.0f} ms (publish call {p['publish_call_ms_median']:.0f} ms), "
                               f"{p['runs']} runs")
@@ -795,7 +821,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="files of the archived record (default 4; quick 3)")
     parser.add_argument("--archive-mb", type=int, default=None, help="MiB per archived file (default 256; quick 16)")
     parser.add_argument("--harvest-limit", type=int, default=0, help="stop a harvest after N records (0: all)")
-    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,compare",
+    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,compare",
                         help="what to measure (default: everything)")
     parser.add_argument("--targets", default="", help="regular expression: measure only the matching requests")
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator even with wrk")

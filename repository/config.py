@@ -259,6 +259,19 @@ class Settings:
         7, "Days after which an unfinished multipart upload to a bucket expires; the worker's sweep then removes its "
         "parts.", _positive_int,
     )
+    BUCKET_QUOTA_BYTES: int = setting(
+        50 * 10**9, "Most bytes one deposit's files may take (as the reference: 50 GB), open multipart uploads "
+        "counted at their full size; past it uploads answer 413. 0: no limit.", _positive_int,
+    )
+    USER_QUOTA_BYTES: int = setting(
+        0, "Most bytes one user's files may take in all (drafts and records; a file shared by versions counts once; "
+        "open multipart uploads at their full size); past it uploads answer 413. 0: no limit (the reference has "
+        "none).", _positive_int,
+    )
+    FIXITY_BYTES_PER_SECOND: int = setting(
+        50 * 1024 * 1024, "Read rate of scripts/fixity.py (re-hashing stored files), so the check does not starve "
+        "downloads; 0: unthrottled.", _positive_int,
+    )
     MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
     MAX_MULTIPART_BYTES: int = setting(
         100 * 1024 * 1024, "Largest file accepted by the old multipart files interface, in bytes.", _positive_int
@@ -272,6 +285,10 @@ class Settings:
         _oai_prefixes,
     )
     REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
+    SITEMAP_SIZE: int = setting(
+        10_000, "Record ids per file of /sitemap.xml (a file lists at most this many URLs; the protocol allows "
+        "50,000).", _positive_int,
+    )
     ADMIN_EMAIL: str = setting(
         "repository-admin@example.org", "Administrator e-mail shown in OAI-PMH Identify.", _email
     )

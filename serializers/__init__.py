@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, marc, oai
+from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, linkset, marc, oai
 from .context import RenderContext
 from .negotiation import negotiate, parse_accept
 from .oai import OaiFormat, wrapped
@@ -65,27 +65,41 @@ class Serializer:
     render: Render
     render_page: RenderPage | None = None  # None: no page form (v1 pages are the search envelope)
     aliases: tuple[str, ...] = ()
+    describes: bool = True  # a description of the record (signposted as `describedby`); False for the linksets
+    profile: str = ""  # the schema it follows (its namespace), Signposting's `profile` of its `describedby` link
     media_types: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "media_types", tuple(m.lower() for m in (self.mimetype, *self.aliases)))
 
 
+def metadata_formats() -> list[tuple[str, str, str]]:
+    """(short name, media type, profile) of each format that describes a record: every one but the linksets. FAIR
+    Signposting links each as `describedby`."""
+    return [(s.name, s.mimetype, s.profile) for s in _ALL if s.describes]
+
+
 _ALL = (
     Serializer("v1", "application/vnd.service.v1+json", jsonformats.render_v1, None,
                ("application/vnd.zenodo.v1+json",)),
     Serializer("json", "application/json", jsonformats.render_legacy, jsonformats.render_legacy_page),
-    Serializer("marcxml", "application/marcxml+xml", marc.render, marc.render_page, ("application/marc+xml",)),
+    Serializer("marcxml", "application/marcxml+xml", marc.render, marc.render_page, ("application/marc+xml",),
+               profile=marc.NS),
     Serializer("bibtex", "application/x-bibtex", bibtex.render, bibtex.render_page, ("text/x-bibtex",)),
     Serializer("datacite", "application/x-registry+xml", datacite.render, datacite.render_page,
                ("application/x-datacite+xml", "application/vnd.datacite.datacite+xml",
-                "application/x-datacite-v41+xml")),
+                "application/x-datacite-v41+xml"), profile=datacite.NS),
     Serializer("datacite3", "application/x-registry-v3+xml", datacite3.render, datacite3.render_page,
-               ("application/x-datacite-v3+xml",)),
-    Serializer("dc", "application/x-dc+xml", dublincore.render, dublincore.render_page),
+               ("application/x-datacite-v3+xml",), profile=datacite3.NS),
+    Serializer("dc", "application/x-dc+xml", dublincore.render, dublincore.render_page, profile=dublincore.NS),
     Serializer("csl", "application/vnd.citationstyles.csl+json", csl.render, csl.render_page),
-    Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page),
+    Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page, profile=jsonld.PROFILE),
     Serializer("citation", "text/x-bibliography", csl.render_citation, csl.render_citation_page),
+    # FAIR Signposting level 2: the record's links (landing page, files, formats), not a description of it.
+    Serializer("linkset", linkset.LINKSET_JSON, *linkset.renderers(linkset.render_json, metadata_formats),
+               describes=False),
+    Serializer("linkset-text", linkset.LINKSET_TEXT, *linkset.renderers(linkset.render_text, metadata_formats),
+               describes=False),
 )
 
 # Short name -> serializer; the order is the order 406 messages list the media types in.
@@ -125,5 +139,5 @@ def oai_format(prefix: str) -> OaiFormat | None:
 
 __all__ = [
     "DEFAULT", "OAI_FORMATS", "OAI_PREFIXES", "REGISTRY", "SEARCH_FORMATS", "OaiFormat", "RenderContext",
-    "Serializer", "by_media_type", "csl", "jsonformats", "negotiate", "oai_format", "parse_accept",
+    "Serializer", "by_media_type", "csl", "jsonformats", "metadata_formats", "negotiate", "oai_format", "parse_accept",
 ]

@@ -10,7 +10,7 @@ from repository.datadesc import checks
 from repository.deposits import actions
 from repository.deposits.representation import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
-from repository.files import buckets
+from repository.files import buckets, quotas
 from repository.storage import Connection
 from repository.web.openapi import doc
 from repository.web.request import caller, json_body, json_response, require_scope, services
@@ -69,9 +69,12 @@ def upload(dep_id: int) -> Response:
     limit = settings.MAX_MULTIPART_BYTES
     if request.content_length is not None and request.content_length > limit + MULTIPART_OVERHEAD:
         raise PayloadTooLarge(f"The file is larger than the limit of {limit} bytes of this interface; use the bucket.")
+    quota = quotas.Quota.of(settings)
     with services().db.read() as conn:
         dep = _deposit(conn, dep_id)
         buckets.get_bucket(conn, dep["bucket_id"])
+        if request.content_length is not None:  # the file is at least the body less the form around it
+            quotas.check(conn, quota, dep["bucket_id"], max(request.content_length - MULTIPART_OVERHEAD, 0), "file")
     if request.mimetype != "multipart/form-data":
         shown = request.mimetype or "none"
         raise UnsupportedMediaType(
@@ -92,7 +95,7 @@ def upload(dep_id: int) -> Response:
     stored = store.write(upload.stream, limit=limit)
     try:
         with services().db.write() as conn:
-            obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False)
+            obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False, quota=quota, field="file")
             checks.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:
         store.remove(stored.uri)

@@ -15,12 +15,13 @@ from werkzeug.routing import PathConverter
 from repository.accounts.tokens import Identity
 from repository.datadesc import checks
 from repository.deposits.representation import object_json
-from repository.errors import BadRequest, Forbidden, NotFound
-from repository.files import buckets, digests, multipart, owners
+from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
+from repository.files import buckets, digests, multipart, owners, quotas
 from repository.files.downloads import send_object
 from repository.records.access import files_open
 from repository.storage import Connection
 from repository.timeutil import isoformat
+from repository.web import signposting
 from repository.web.openapi import doc
 from repository.web.request import caller, identity, json_body, json_response, require_scope, services
 from repository.web.usage import starts_a_download, visit
@@ -92,17 +93,26 @@ def put_object(bucket_id: str, key: str) -> Response:
         return json_response(multipart.part_json(upload, part))
     key = buckets.upload_key(key)
     expected = digests.expected_digests(request.headers)
-    store = services().files
+    store, quota = services().files, quotas.Quota.of(services().settings)
     with services().db.read() as conn:
         owners.writable_deposit(conn, bucket_id, caller())
         if buckets.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
+        credit = quotas.replaced_size(conn, bucket_id, key)
+        if request.content_length is not None:  # known: refused before a byte is read
+            quotas.check(conn, quota, bucket_id, request.content_length, "Content-Length", credit)
+        room = quotas.room(conn, quota, bucket_id, credit)
     body = digests.HashingReader(request.stream, list(expected)) if expected else request.stream
-    stored = store.write(body)
+    try:  # a chunked body stops at the room left (its temporary file removed)
+        stored = store.write(body, limit=None if room is None else room[0])
+    except PayloadTooLarge:
+        if room is None:
+            raise
+        raise quotas.exceeded(room[1], None, "body") from None
     try:
         digests.verify(expected, {"md5": stored.checksum.removeprefix("md5:"), "sha256": stored.sha256}, body)
         with services().db.write() as conn:
-            obj, replaced = buckets.put_object(conn, bucket_id, key, stored)
+            obj, replaced = buckets.put_object(conn, bucket_id, key, stored, quota=quota)
             if replaced:
                 buckets.release_files(conn, store, [replaced])
             checks.file_changed(conn, store, bucket_id, key)
@@ -149,7 +159,8 @@ def multipart_post(bucket_id: str, key: str) -> Response:
         def changed(conn: Connection, obj: buckets.ObjectRow) -> None:
             checks.file_changed(conn, store, bucket_id, obj["key"])
 
-        obj = multipart.complete(svc.db, store, bucket_id, key, upload_id, caller(), changed)
+        obj = multipart.complete(svc.db, store, bucket_id, key, upload_id, caller(), changed,
+                                 quotas.Quota.of(svc.settings))
         return json_response(object_json(base, bucket_id, obj))
     if "uploads" not in request.args:
         raise BadRequest("A POST to a file starts a multipart upload (`?uploads&size=&partSize=`) or completes one "
@@ -158,7 +169,8 @@ def multipart_post(bucket_id: str, key: str) -> Response:
     if not isinstance(body, dict):
         raise BadRequest("The JSON body must be an object: {\"size\": ..., \"partSize\": ...}.")
     upload = multipart.initiate(svc.db, svc.files, bucket_id, key, _positive("size", body),
-                                _positive("partSize", body), caller(), svc.settings.MULTIPART_EXPIRY_DAYS)
+                                _positive("partSize", body), caller(), svc.settings.MULTIPART_EXPIRY_DAYS,
+                                quotas.Quota.of(svc.settings))
     return json_response(multipart.upload_json(base, upload))
 
 
@@ -193,6 +205,9 @@ def get_bucket(bucket_id: str) -> Response:
         {
             "id": bucket_id,
             "size": sum(o["size"] for o in objs),
+            # The reference's two fields: its per-bucket quota is also its largest file (null: no limit).
+            "quota_size": services().settings.BUCKET_QUOTA_BYTES or None,
+            "max_file_size": services().settings.BUCKET_QUOTA_BYTES or None,
             "locked": bucket["locked"],
             "created": isoformat(bucket["created"]),
             "updated": isoformat(bucket["updated"]),
@@ -234,6 +249,8 @@ def download(bucket_id: str, key: str) -> Response:
         response.cache_control.public = False
         response.cache_control.private = True
         response.vary.add("Authorization")
+    if record is not None:  # a record's file: FAIR Signposting's content resource
+        response.headers["Link"] = signposting.file_link_header(record["id"], services().settings)
     if record is not None and starts_a_download(response):
         services().stats.download(record, obj["key"], obj["size"], visit())
     return response

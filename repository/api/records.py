@@ -10,10 +10,12 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
+from repository.files.buckets import file_checksums
 from repository.records import read
 from repository.records.render_context import render_context
 from repository.search.params import page_links, parse_search_args
 from repository.timeutil import http_date
+from repository.web import signposting
 from repository.web.openapi import doc
 from repository.web.request import identity, json_response, services
 from repository.web.usage import reader_visit
@@ -109,10 +111,13 @@ def get_record(recid: int) -> Response:
         return Response(status=304, headers={"ETag": found.etag})
     serializer = _serializer()
     body = serializer.render(found.record, _context())
+    link = f'<{found.record["links"]["self"]}>; rel="self"'
+    if serializer.describes:  # a metadata resource of FAIR Signposting (not a linkset)
+        link += ", " + signposting.metadata_link_header(found.record, services().settings)
     headers = {
         "ETag": found.etag,
         "Last-Modified": http_date(found.row["updated"]),
-        "Link": f'<{found.record["links"]["self"]}>; rel="self"',
+        "Link": link,
         "Vary": "Accept, Authorization",
     }
     return Response(body, 200, headers=headers, content_type=_content_type(serializer))
@@ -152,6 +157,7 @@ def record_files(recid: int) -> Response:
                     "key": o["key"],
                     "size": o["size"],
                     "checksum": o["checksum"],
+                    "checksums": file_checksums(o),
                     "links": {"self": f"{base}/api/files/{row['bucket_id']}/{quote(o['key'])}"},
                 }
                 for o in objs

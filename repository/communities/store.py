@@ -38,6 +38,14 @@ def exists(conn: Connection, identifier: str) -> bool:
     return isinstance(identifier, str) and conn.execute(query).first() is not None
 
 
+def titles(conn: Connection, identifiers: list[str]) -> dict[str, str]:
+    """The titles of the communities named, by identifier, in one query (unknown ones are left out)."""
+    if not identifiers:
+        return {}
+    query = select(communities.c.identifier, communities.c.title).where(communities.c.identifier.in_(identifiers))
+    return {identifier: title for identifier, title in conn.execute(query)}
+
+
 def create(conn: Connection, owner_id: int, data: Any) -> Row:
     """Create a community owned by `owner_id` from `{identifier, title, description?, curation_policy?}`.
 
@@ -137,6 +145,6 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "id_user": row.owner_id,
-        # No `html` until the community pages exist: a link handed out must answer.
-        "links": {"self": f"{base_url}/api/communities/{row.identifier}"},
+        "links": {"self": f"{base_url}/api/communities/{row.identifier}",
+                  "html": f"{base_url}/communities/{row.identifier}/"},  # its page (repository.pages.communities)
     }

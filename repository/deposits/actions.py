@@ -16,7 +16,7 @@ from repository.config import Settings
 from repository.datadesc import checks
 from repository.deposits import pids
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
-from repository.files import buckets
+from repository.files import buckets, multipart
 from repository.indexing import outbox
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.build import get_record_row, touch_versions
@@ -187,6 +187,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         metadata = {}
     if dep["status"] == "draft":
         errors.extend(_file_errors(conn, dep))
+        errors.extend(multipart.publish_errors(conn, dep["bucket_id"]))
         errors.extend(checks.publish_errors(conn, ctx.settings, dep))
     if errors:
         raise ValidationError(errors=errors)

@@ -38,10 +38,7 @@ def object_json(base: str, bucket_id: str, obj: buckets.ObjectRow) -> dict:
         "key": obj["key"],
         "mimetype": obj["mimetype"],
         "checksum": obj["checksum"],
-        # Beside the specification's `checksum` (md5:<hex>): each digest in hex, the SHA-256 for files stored
-        # since it is computed on the way in (migration 0015).
-        "checksums": {"md5": obj["checksum"].removeprefix("md5:")} | ({"sha256": obj["sha256"]} if obj.get("sha256")
-                                                                      else {}),
+        "checksums": buckets.file_checksums(obj),
         "version_id": obj["version_id"],
         "size": obj["size"],
         "created": isoformat(obj["created"]),

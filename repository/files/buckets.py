@@ -28,6 +28,7 @@ from repository.errors import (
     ServiceUnavailable,
     disk_full,
 )
+from repository.files import quotas
 from repository.storage import Database
 from repository.storage.engine import after_commit
 from repository.storage.tables.deposits import buckets, file_instances, objects
@@ -310,6 +311,15 @@ def upload_key(path: str) -> str:
     return check_key(segments[-1])
 
 
+def file_checksums(obj: ObjectRow | dict) -> dict[str, str]:
+    """Beside the specification's `checksum` (md5:<hex>): each digest in hex, the SHA-256 for files stored since it
+    is computed on the way in (migration 0015)."""
+    found = {"md5": obj["checksum"].removeprefix("md5:")}
+    if obj.get("sha256"):
+        found["sha256"] = obj["sha256"]
+    return found
+
+
 def guess_mimetype(key: str) -> str:
     return mimetypes.guess_type(key, strict=False)[0] or "application/octet-stream"
 
@@ -390,9 +400,12 @@ def _check_unlocked(conn: Connection, bucket_id: str) -> None:
         raise Forbidden("Bucket is locked for modifications.")
 
 
-def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, replace: bool = True) -> tuple[ObjectRow, str | None]:
-    """Record `stored` under `key`; returns (the object, the file id it replaced or None)."""
+def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, replace: bool = True,
+               quota: quotas.Quota | None = None, field: str = "Content-Length") -> tuple[ObjectRow, str | None]:
+    """Record `stored` under `key`; returns (the object, the file id it replaced or None). With `quota`, 413 (the
+    transaction then rolls back) when the file passes a limit (`field`: what the error names)."""
     _check_unlocked(conn, bucket_id)
+    before = quotas.uses(conn, quota, bucket_id, hold=True) if quota is not None else []
     now = utcnow()
     conn.execute(
         insert(file_instances).values(
@@ -429,6 +442,8 @@ def put_object(conn: Connection, bucket_id: str, key: str, stored: StoredFile, r
         )
     )
     conn.execute(update(buckets).where(buckets.c.id == bucket_id).values(updated=now))
+    if quota is not None:
+        quotas.enforce(conn, quota, bucket_id, before, stored.size, field)
     return get_object(conn, bucket_id, key), replaced
 
 

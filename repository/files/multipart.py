@@ -3,10 +3,16 @@
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
 The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
-initiate (a full disk answers 507 then, not at the last part); each part is written at its offset. Complete hashes
-the whole file (MD5 and SHA-256 side by side), fsyncs it and renames it into place as a PUT does: no second copy of
-the bytes on any file system, where concatenating part files would copy them all again unless the file system
-clones extents (copy_file_range shares them only on Btrfs/XFS).
+initiate (a full disk answers 507 then, not at the last part); each part is written at its offset. Complete
+renames the file into place as a PUT does: no second copy of the bytes on any file system, where concatenating
+part files would copy them all again unless the file system clones extents (copy_file_range shares them only on
+Btrfs/XFS).
+
+The whole file's MD5 and SHA-256 are not left to complete (re-reading gigabytes there took seconds a GiB): a hash
+frontier, `hash.state` beside the data (bytes hashed from the start, both hash states: repository.files.resumable),
+advances over the parts recorded contiguously after it, right after each part is recorded, while its bytes are
+in the page cache. One process at a time moves it (an flock); a part re-sent after being hashed resets it; a lost
+or torn state file means hashing again from the start. Complete only hashes past the frontier.
 
 A part's row (multipart_parts) exists only while its bytes are complete and verified. Sending a part withdraws
 its row first, writes, fsyncs, checks the size and any Content-MD5/Content-Digest, then records it: a part is never
@@ -15,8 +21,9 @@ missing from the listing). Two sends of the same part queue on a lock file of th
 between threads as between processes), so their bytes never interleave; the last one wins.
 
 The rules of a PUT apply to every step (repository.files.buckets): the bucket's row is held (`hold_bucket`) by
-each write, so a part or a complete racing a publish either lands before it or gets the 403 of a locked bucket.
-Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
+each write, so a part or a complete racing a publish either lands before it or gets the 403 of a locked bucket;
+publish itself is refused while an upload is open (`publish_errors`). An upload reserves its size against the
+quotas from initiate until it completes (repository.files.quotas). Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
 place and records the object in one transaction; if that fails, the file goes back and the mark is cleared."""
 
 from __future__ import annotations
@@ -28,7 +35,6 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -37,15 +43,14 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from repository.accounts.tokens import Identity
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound
-from repository.files import buckets, digests, owners
+from repository.files import buckets, digests, frontier, owners, quotas
 from repository.storage import Database
 from repository.storage.engine import after_commit
 from repository.storage.tables.uploads import multipart_parts, multipart_uploads
 from repository.timeutil import isoformat, utcnow
 
 MAX_PARTS = 10_000
-HASH_CHUNK = 4 * 1024 * 1024
-DATA = "data"
+DATA = frontier.DATA
 # A complete that started this long ago and never finished (its process died) no longer protects its upload.
 STALE_COMPLETE = timedelta(days=1)
 
@@ -101,8 +106,9 @@ def _not_completed(row: dict) -> None:
 
 
 def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, size: int, part_size: int,
-             who: Identity, expiry_days: int) -> dict:
-    """Start an upload of `size` bytes in parts of `part_size`; returns its row."""
+             who: Identity, expiry_days: int, quota: quotas.Quota | None = None) -> dict:
+    """Start an upload of `size` bytes in parts of `part_size`; returns its row. Its size is reserved against the
+    quotas (413 when it does not fit, checked before the room is allocated and again, exactly, under the locks)."""
     key = buckets.upload_key(key)
     if size < 1:
         raise BadRequest("`size` must be a positive number of bytes.", errors=[{"field": "size", "message": "Invalid."}])
@@ -116,6 +122,8 @@ def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, s
         owners.writable_deposit(conn, bucket_id, who)
         if buckets.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
+        if quota is not None:
+            quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key))
     upload_id = str(uuid.uuid4())
     directory = upload_dir(store, upload_id)
     try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
@@ -126,6 +134,9 @@ def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, s
         now = utcnow()
         with db.write() as conn:
             _unlocked(conn, bucket_id)
+            if quota is not None:  # exact now: the bucket's row (and the owner's) held until the row is in
+                quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key),
+                             hold=True)
             conn.execute(insert(multipart_uploads).values(
                 id=upload_id, bucket_id=bucket_id, key=key, size=size, part_size=part_size, owner_id=who.user_id,
                 created=now, expires=now + timedelta(days=expiry_days), completed=None))
@@ -193,8 +204,13 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
         with db.write() as conn:  # withdrawn before its bytes change: never listed half written
             _unlocked(conn, bucket_id)
             _not_completed(_load(conn, bucket_id, key, upload_id, who, lock=True))
-            conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
-                                                       multipart_parts.c.part_number == number))
+            withdrawn = conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
+                                                                   multipart_parts.c.part_number == number)).rowcount
+        if withdrawn:
+            try:
+                frontier.forget_from(upload_dir(store, upload_id), offset)
+            except FileNotFoundError:
+                raise _not_found() from None
         md5 = hashlib.md5(usedforsecurity=False)
         reader = digests.HashingReader(stream, list(expected), known=("md5",))
         try:
@@ -221,25 +237,17 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             part = {"upload_id": upload_id, "part_number": number, "size": size,
                     "checksum": "md5:" + md5.hexdigest(), "created": utcnow()}
             conn.execute(insert(multipart_parts).values(**part))
+    frontier.advance(db, upload_dir(store, upload_id), row)
     return row, part
 
 
-def _hash_file(path: str) -> tuple[str, str]:
-    """(MD5 hex, SHA-256 hex) of the file, the SHA-256 in a second thread (hashlib releases the GIL on large
-    updates: the time of the slower of the two, not their sum)."""
-    md5, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
-    with open(path, "rb", buffering=0) as source, ThreadPoolExecutor(1) as pool:
-        while chunk := source.read(HASH_CHUNK):
-            pending = pool.submit(sha256.update, chunk)
-            md5.update(chunk)
-            pending.result()
-    return md5.hexdigest(), sha256.hexdigest()
-
-
 def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
-             on_change: Callable[[Connection, buckets.ObjectRow], Any]) -> buckets.ObjectRow:
+             on_change: Callable[[Connection, buckets.ObjectRow], Any],
+             quota: quotas.Quota | None = None) -> buckets.ObjectRow:
     """Make the upload the bucket's file `key` (replacing one of that name); `on_change(conn, obj)` runs in the
-    transaction that records it. Returns the object."""
+    transaction that records it. Returns the object. Its reservation ends as the file is recorded (its `expires`
+    becomes the completion time, which also lets the sweep drop the row a day later); the quotas are checked then
+    as for a PUT (413, the upload left as it was: abort it or make room and complete again)."""
     with db.write() as conn:
         owners.writable_deposit(conn, bucket_id, who)
         _unlocked(conn, bucket_id)  # the bucket's row, then the upload's, in every transaction (no deadlock)
@@ -259,7 +267,7 @@ def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
     final = store.path(uri)
     moved = False
     try:
-        md5, sha256 = _hash_file(data)
+        md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
         with open(data, "rb") as handle:
             os.fsync(handle.fileno())
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -268,7 +276,9 @@ def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
         buckets._fsync_dir(os.path.dirname(final))
         stored = buckets.StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
         with db.write() as conn:
-            obj, replaced = buckets.put_object(conn, bucket_id, row["key"], stored)
+            conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id)
+                         .values(expires=utcnow()))
+            obj, replaced = buckets.put_object(conn, bucket_id, row["key"], stored, quota=quota, field="size")
             if replaced:
                 buckets.release_files(conn, store, [replaced])
             on_change(conn, obj)
@@ -308,6 +318,18 @@ def in_progress(db: Database, bucket_id: str, who: Identity) -> list[dict]:
                         multipart_uploads.c.completed.is_(None), multipart_uploads.c.expires > utcnow())
                  .order_by(multipart_uploads.c.created))
         return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def publish_errors(conn: Connection, bucket_id: str) -> list[dict]:
+    """What stops a publish of the deposit owning `bucket_id`: each multipart upload still open on it (or being
+    completed), as the reference refuses to publish with a pending upload. Publishing would lock the bucket and
+    leave the upload to fail; the depositor completes or aborts it first."""
+    query = (select(multipart_uploads.c.id, multipart_uploads.c.key)
+             .where(multipart_uploads.c.bucket_id == bucket_id, multipart_uploads.c.expires > utcnow())
+             .order_by(multipart_uploads.c.created))
+    return [{"field": "files", "message": f"A multipart upload of {row.key!r} (uploadId {row.id}) is still open: "
+             "complete it (POST ?uploadId=) or abort it (DELETE ?uploadId=) before publishing."}
+            for row in conn.execute(query)]
 
 
 def sweep(db: Database, store: buckets.FileStore, min_age: float) -> int:

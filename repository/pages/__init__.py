@@ -3,12 +3,32 @@
 - accounts: sign-up, e-mail confirmation, sign-in (password or OpenID Connect), sign-out, password reset, settings;
 - oidc: sign-in with an OpenID Connect provider (ORCID, an institution's), when one is configured;
 - applications: the user's personal access tokens;
-- access: access requests for restricted records (asking, deciding, the owner's list).
+- access: access requests for restricted records (asking, deciding, the owner's list);
+- my_uploads: the signed-in user's depositions (`/deposit`); deposit_files: the deposit form's file area;
+- deposit: the deposit form (`/deposit/new`, `/deposit/<id>`, a deposition's `links.html`) and its actions;
+- records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
+- discover: the front page (`/`) and record search (`/search`) with facets;
+- communities: the communities list, a community's page (its `links.html`), create/edit, curation;
+- sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers.
 """
 
-from repository.pages import access, accounts, applications, base, oidc
+from repository.pages import (
+    access,
+    accounts,
+    applications,
+    base,
+    communities,
+    deposit,
+    deposit_files,
+    discover,
+    my_uploads,
+    oidc,
+    records,
+    sitemap,
+)
 
-for area in (accounts.bp, oidc.bp, applications.bp, access.bp):
+for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
+             deposit.bp, sitemap.bp, discover.bp, communities.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

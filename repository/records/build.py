@@ -127,11 +127,13 @@ def _build(
     if with_files or files_open(row["metadata"]):
         bucket = row["bucket_id"]
         links["bucket"] = f"{base}/api/files/{bucket}"
+        links["archive"] = f"{api}/files-archive"  # every file as one zip (InvenioRDM's link name)
         record["files"] = [
             {
                 "id": o["file_id"],
                 "bucket": bucket,
                 "checksum": o["checksum"],
+                "checksums": buckets.file_checksums(o),
                 "key": o["key"],
                 "size": o["size"],
                 "type": _file_type(o["key"]),

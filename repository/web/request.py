@@ -10,10 +10,11 @@ import logging
 import ssl
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlencode
 
 import orjson
-from flask import Flask, Request, Response, current_app, g, request
+from flask import Flask, Request, Response, abort, current_app, flash, g, redirect, request
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
@@ -33,7 +34,7 @@ from repository.errors import (
 )
 from repository.jsonlimits import ShapeError, check_shape
 from repository.services import Services
-from repository.web.session import check_csrf, current_user, needs_csrf
+from repository.web.session import check_csrf, current_user, needs_csrf, safe_next, session_ended
 
 log = logging.getLogger("repository")
 
@@ -175,7 +176,19 @@ def install_checks(app: Flask) -> None:
         if g.bad_token:
             raise Unauthorized("The access token is invalid or has been revoked.")
         if needs_csrf(is_page_request(), who is not None and who.session):
-            check_csrf()
+            try:
+                check_csrf()
+            except BadRequest:
+                if who is None and is_page_request() and session_ended():
+                    _sign_in_again()
+                raise
+
+
+def _sign_in_again() -> NoReturn:
+    """A form sent after its sign-in ended (see session_ended) cannot carry a valid token any more: the person is sent
+    to sign in, coming back to the form's page, rather than shown an error. (A forged form gains nothing by this.)"""
+    flash("Your session has ended: sign in again, then send the form again.", "error")
+    abort(redirect("/login/?" + urlencode({"next": safe_next(request.path)}), 303))
 
 
 class UploadRequest(Request):

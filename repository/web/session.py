@@ -53,6 +53,7 @@ def current_user() -> dict | None:
                 found = users.session_user(conn, user_id, epoch)
             if found is None:
                 session.clear()  # deactivated, signed out everywhere, or gone: the cookie is dropped
+                g.session_ended = True
         g.session_user = found
     user: dict | None = g.session_user
     return user
@@ -78,6 +79,20 @@ def check_csrf() -> None:
         _csrf.protect()
     except CSRFError as exc:
         raise BadRequest(f"The request was refused: {exc.description} Reload the page and try again.") from None
+
+
+# Forms a guest sends (their CSRF secret lives in a guest session): a missing cookie there is not an ended sign-in.
+GUEST_FORMS = ("/login", "/signup", "/account/reset", "/account/confirm")
+
+
+def session_ended() -> bool:
+    """Whether this request comes from a browser whose sign-in has ended: its session named a user who is no longer
+    signed in (signed out elsewhere, password changed, deactivated), or it carries no session cookie at all (the
+    cookie expired) on a form that only a signed-in user sends."""
+    current_user()
+    if g.get("session_ended"):
+        return True
+    return COOKIE not in request.cookies and not request.path.startswith(GUEST_FORMS)
 
 
 def needs_csrf(is_page: bool, session_authenticated: bool) -> bool:

@@ -71,8 +71,9 @@ def test_the_depositor_is_mailed_the_acceptance_once(app, client, people):
     assert f'accepted your record "{TITLE}"' in body(message)
     record, deposit, community = links(message)[:3]
     assert client.get(path(record)).status_code == 200
-    followed = client.get(path(deposit), headers=author, follow_redirects=True)
-    assert followed.status_code == 200 and followed.json["id"] == dep["id"]
+    # The deposition's page, for people: a guest is asked to sign in first.
+    assert path(deposit) == f"/deposit/{dep['id']}"
+    assert client.get(path(deposit)).headers["Location"].startswith("/login/?next=")
     assert client.get(path(community)).json["title"] == "Ecology of the North"
     assert len(sent_mail(app, CURATOR)) == 1  # only the request: the curator is not told of their own decision
 

@@ -222,3 +222,22 @@ def test_the_archive_is_in_the_openapi_description(client):
     spec = client.get("/api/openapi.json").json
     operation = spec["paths"]["/api/records/{recid}/files-archive"]["get"]
     assert "zip" in operation["description"] or "zip" in operation.get("summary", "")
+
+
+def test_the_record_links_its_archive_and_lists_sha256s(client, auth):
+    record = _record(client, auth)
+    assert record["links"]["archive"] == f"https://localhost/api/records/{record['id']}/files-archive"
+    assert _archive(client, record["id"]).status_code == 200
+    for entries in (record["files"], client.get(f"/api/records/{record['id']}/files").json["entries"]):
+        by_key = {e["key"]: e for e in entries}
+        for key, content in FILES.items():
+            assert by_key[key]["checksum"] == "md5:" + hashlib.md5(content).hexdigest()  # as the spec shapes it
+            assert by_key[key]["checksums"] == {"md5": hashlib.md5(content).hexdigest(),
+                                                "sha256": hashlib.sha256(content).hexdigest()}
+
+
+def test_no_archive_link_where_the_files_are_hidden(client, auth):
+    record = _record(client, auth, {"a.txt": b"closed"}, access_right="closed")
+    guest = client.get(f"/api/records/{record['id']}").json
+    assert "archive" not in guest["links"] and "files" not in guest
+    assert record["links"]["archive"].endswith(f"/api/records/{record['id']}/files-archive")  # the owner's view

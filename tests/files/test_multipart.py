@@ -262,25 +262,43 @@ def test_part_checksums(client, auth, bucket):
     assert listing(client, auth, bucket, uid).json["missing"] == [2]
 
 
-def test_refused_once_published_as_a_put_is(client, auth, settings):
+def test_publish_refused_while_an_upload_is_open_then_refused_as_a_put_is(client, auth, settings):
     dep = make_deposit(client, auth)
     bucket = bucket_of(dep)
     upload(client, auth, dep)
     uid = start(client, auth, bucket).json["id"]
     send(client, auth, bucket, uid, 0, chunk(0))
     send(client, auth, bucket, uid, 1, chunk(1))
-    publish(client, auth, dep)
+    # As the reference: no publish with a pending upload; the error names it, and the upload is left as it was.
+    refused = client.post(f"/api/deposit/depositions/{dep['id']}/actions/publish", headers=auth)
+    assert refused.status_code == 400, refused.json
+    assert [e["field"] for e in refused.json["errors"]] == ["files"]
+    assert uid in refused.json["errors"][0]["message"] and "big.bin" in refused.json["errors"][0]["message"]
+    assert listing(client, auth, bucket, uid).json["missing"] == [2]
+    assert send(client, auth, bucket, uid, 2, chunk(2)).status_code == 200
+    assert complete(client, auth, bucket, uid).status_code == 200
+    publish(client, auth, dep)  # a completed upload does not stop it
     put = client.put(f"{bucket}/x.bin", data=b"x", headers=auth)
     for answer in (send(client, auth, bucket, uid, 2, chunk(2)), complete(client, auth, bucket, uid),
                    start(client, auth, bucket)):
         assert (answer.status_code, answer.json["message"]) == (put.status_code, put.json["message"]) == (
             403, "Bucket is locked for modifications.")
-    assert [o["key"] for o in contents(client, auth, bucket)] == ["data.csv"]
-    assert client.delete(f"{bucket}/big.bin?uploadId={uid}", headers=auth).status_code == 204  # cleaning up
+    assert sorted(o["key"] for o in contents(client, auth, bucket)) == ["big.bin", "data.csv"]
     assert upload_dirs(settings) == []
     # During edit the files stay locked: the same refusal.
     assert client.post(f"/api/deposit/depositions/{dep['id']}/actions/edit", headers=auth).status_code == 201
     assert start(client, auth, bucket).status_code == 403
+
+
+def test_an_aborted_upload_does_not_stop_a_publish(client, auth):
+    dep = make_deposit(client, auth)
+    bucket = bucket_of(dep)
+    upload(client, auth, dep)
+    uid = start(client, auth, bucket).json["id"]
+    send(client, auth, bucket, uid, 0, chunk(0))
+    assert client.delete(f"{bucket}/big.bin?uploadId={uid}", headers=auth).status_code == 204
+    publish(client, auth, dep)
+    assert send(client, auth, bucket, uid, 1, chunk(1)).status_code == 404
 
 
 def test_a_put_computes_sha256_and_checks_digests(client, auth, bucket):
@@ -301,19 +319,18 @@ def test_a_put_computes_sha256_and_checks_digests(client, auth, bucket):
 
 
 def race_round(app, client, auth: dict, round_: int) -> None:  # type: ignore[no-untyped-def]
-    """A complete, a part of another upload and a publish of the same deposit, released at once."""
+    """A complete, the start of another upload and a publish of the same deposit, released at once."""
     dep = make_deposit(client, auth, title=f"Race {round_}")
     bucket = bucket_of(dep)
     upload(client, auth, dep)
     done_id = start(client, auth, bucket).json["id"]
     for n in range(3):
         send(client, auth, bucket, done_id, n, chunk(n))
-    open_id = start(client, auth, bucket, key="open.bin").json["id"]
     barrier = threading.Barrier(3)
     answers: dict = {}
     calls = {
         "complete": lambda c: complete(c, auth, bucket, done_id),
-        "part": lambda c: send(c, auth, bucket, open_id, 0, chunk(0), key="open.bin"),
+        "start": lambda c: start(c, auth, bucket, key="open.bin"),
         "publish": lambda c: c.post(f"/api/deposit/depositions/{dep['id']}/actions/publish", headers=auth),
     }
 
@@ -327,20 +344,22 @@ def race_round(app, client, auth: dict, round_: int) -> None:  # type: ignore[no
         thread.start()
     for thread in threads:
         thread.join()
-    assert answers["publish"].status_code == 202, round_
-    in_record = {e["key"] for e in client.get(f"/api/records/{dep['id']}/files", headers=auth).json["entries"]}
-    assert {o["key"] for o in contents(client, auth, bucket)} == in_record
-    completed = answers["complete"].status_code
-    assert completed in (200, 403), answers["complete"].json
-    assert ("big.bin" in in_record) is (completed == 200), round_
-    assert answers["part"].status_code in (200, 403), answers["part"].json
-    if completed == 403:  # refused: still an upload, which its owner can abort
-        assert client.delete(f"{bucket}/big.bin?uploadId={done_id}", headers=auth).status_code == 204
+    published = answers["publish"].status_code
+    assert published in (202, 400), answers["publish"].json
+    if published == 202:  # only once the complete had landed and before the other upload started
+        assert (answers["complete"].status_code, answers["start"].status_code) == (200, 403), round_
+        in_record = {e["key"] for e in client.get(f"/api/records/{dep['id']}/files", headers=auth).json["entries"]}
+        assert {o["key"] for o in contents(client, auth, bucket)} == in_record == {"data.csv", "big.bin"}
+    else:  # an upload was open (or being completed): named, and nothing was locked
+        assert all("still open" in e["message"] for e in answers["publish"].json["errors"]), round_
+        assert (answers["complete"].status_code, answers["start"].status_code) == (200, 200), round_
+        assert {o["key"] for o in contents(client, auth, bucket)} == {"data.csv", "big.bin"}
 
 
-def test_a_complete_and_a_part_racing_a_publish_land_in_the_record_or_are_refused(make_settings, make_token):
+def test_a_complete_and_a_start_racing_a_publish_land_first_or_are_refused(make_settings, make_token):
     """The race rules of a PUT: each multipart write holds the bucket's row for its commit, so it lands before the
-    publish's snapshot (and is in the record) or finds the bucket locked (403), never a 500, on either database."""
+    publish (which then sees an upload still open and answers 400, or finds the complete done and snapshots the
+    file) or finds the bucket locked (403); never a 500, on either database."""
     app = create_app(make_settings(RATELIMIT_ENABLED=False))
     try:
         client = https_client(app)

@@ -10,9 +10,13 @@ Screenshots go to test-screenshots/ in the project's root (SCREENSHOT_DIR overri
 
 from __future__ import annotations
 
+import email
+import email.policy
 import json
 import os
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,3 +94,39 @@ def screenshot(page: Any, name: str) -> None:
     scrolled = page.evaluate("() => document.documentElement.scrollWidth")
     assert scrolled <= PHONE["width"], f"{name} ({page.url}) is {scrolled} px wide on a phone"
     page.set_viewport_size(before)
+
+
+def confirmation_link(live_server: dict, to: str, seconds: float = 60) -> str:
+    """The confirmation link of the newest mail to `to`: the live server writes each mail as an .eml file under
+    INSTANCE_PATH/mail, from its mail thread, right after the sign-up's commit."""
+    folder = Path(live_server["env"]["INSTANCE_PATH"]) / "mail"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for path in sorted(folder.glob("*.eml"), reverse=True) if folder.is_dir() else []:
+            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+            part = message.get_body(("plain",)) if to in str(message["To"]) else None
+            found = re.findall(r"https://\S+/account/confirm/\S+", str(part.get_content())) if part else []  # type: ignore[attr-defined]
+            if found:
+                return found[-1]
+        time.sleep(0.2)
+    raise AssertionError(f"no confirmation mail to {to} in {folder}")
+
+
+def sign_up_and_in(page: Any, live_server: dict, address: str, password: str, next_path: str) -> None:
+    """Sign up as `address`, confirm through the mail, open `next_path` as a guest (which must send the browser to
+    sign in), sign in there and come back to `next_path`. Use a fresh address per run: on PostgreSQL the live
+    server shares the test database, which keeps earlier runs' users."""
+    base = live_server["url"]
+    page.goto(base + "/signup/")
+    page.fill('input[name="email"]', address)
+    page.fill('input[name="password"]', password)
+    page.fill('input[name="password_again"]', password)
+    page.press('input[name="password_again"]', "Enter")
+    page.wait_for_url(re.compile(r"/account/check-mail/"))
+    page.goto(confirmation_link(live_server, address))
+    page.goto(base + next_path)
+    assert "/login/" in page.url, f"{next_path} did not ask a guest to sign in"
+    page.fill('input[name="email"]', address)
+    page.fill('input[name="password"]', password)
+    page.press('input[name="password"]', "Enter")
+    page.wait_for_url("**" + next_path)

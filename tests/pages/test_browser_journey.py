@@ -5,35 +5,13 @@ package.json): no violation of serious or critical impact."""
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
-import time
-from pathlib import Path
 
 import pytest
-from helpers.browser import PHONE, api_session, browser_session, check_page
+from helpers.browser import PHONE, api_session, browser_session, check_page, confirmation_link
 
 EMAIL = "researcher@example.org"
 PASSWORD = "a long passphrase 4 tests"
-
-
-def _confirmation_link(live_server: dict, to: str, seconds: float = 60) -> str:
-    """The link of the newest .eml file written for `to` under the server's INSTANCE_PATH/mail (sent by the
-    server's mail thread right after the sign-up's commit)."""
-    folder = Path(live_server["env"]["INSTANCE_PATH"]) / "mail"
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for path in sorted(folder.glob("*.eml"), reverse=True) if folder.is_dir() else []:
-            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-            if to in str(message["To"]):
-                part = message.get_body(("plain",))
-                assert part is not None
-                links = re.findall(r"https://\S+/account/confirm/\S+", str(part.get_content()))  # type: ignore[attr-defined]
-                if links:
-                    return links[-1]
-        time.sleep(0.2)
-    raise AssertionError(f"no confirmation mail to {to} in {folder}")
 
 
 def test_sign_up_to_token_in_a_browser(live_server):
@@ -51,7 +29,7 @@ def test_sign_up_to_token_in_a_browser(live_server):
         page.wait_for_url(re.compile(r"/account/check-mail/"))
         check_page(page, "after sign-up")
 
-        page.goto(_confirmation_link(live_server, EMAIL))
+        page.goto(confirmation_link(live_server, EMAIL))
         check_page(page, "confirmation")
         assert "confirmed" in page.content().lower()
 

@@ -15,7 +15,8 @@ from serializers.text import page_document
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("REGEN_GOLDEN") == "1"
 EXTENSIONS = {"v1": "json", "json": "json", "marcxml": "xml", "bibtex": "bib", "datacite": "xml",
-              "datacite3": "xml", "dc": "xml", "csl": "json", "jsonld": "json", "citation": "txt"}
+              "datacite3": "xml", "dc": "xml", "csl": "json", "jsonld": "json", "citation": "txt",
+              "linkset": "json", "linkset-text": "txt"}
 NAMES = sorted(all_records())
 
 

@@ -121,7 +121,7 @@ def _texts(fmt: str, body: bytes) -> list[str]:
     return [t for t in etree.fromstring(body).itertext()]
 
 
-@pytest.mark.parametrize("fmt", sorted(REGISTRY))
+@pytest.mark.parametrize("fmt", sorted(name for name, s in REGISTRY.items() if s.describes))  # linksets: no title
 @pytest.mark.parametrize("name", ["conferencepaper", "patent", "thesis", "book", "article"])
 def test_unicode_and_hostile_text_survive(records, ctx, name, fmt):
     body = REGISTRY[fmt].render(records[name], ctx)

@@ -33,7 +33,8 @@ def test_an_authenticated_user_creates_and_owns_a_community(app, client, create)
         user_id = conn.execute(select(users.c.id).where(users.c.email == "owner@example.org")).scalar_one()
     assert body["id"] == "open-science" and body["title"] == "Community open-science" and body["id_user"] == user_id
     assert body["description"] == "<p>Open <b>science</b></p>" and body["curation_policy"] == "Anything"
-    assert body["links"] == {"self": "https://localhost/api/communities/open-science"}  # no page yet: no html
+    assert body["links"] == {"self": "https://localhost/api/communities/open-science",
+                             "html": "https://localhost/communities/open-science/"}
     assert body["created"] == body["updated"] and body["created"].endswith("+00:00")
     fetched = client.get("/api/communities/open-science")
     assert fetched.json == body and fetched.headers["ETag"] and fetched.headers["Last-Modified"]

@@ -1,0 +1,214 @@
+"""The deposit form: `/deposit/new` starts a draft, `/deposit/<id>` (a deposition's `links.html`) shows and saves its
+metadata, publishes it, and offers edit, discard, new version and delete — each the domain call the deposit API
+makes (repository.deposits.actions), so the form and the API keep one set of rules. Only the signed-in owner sees a
+deposition; anyone else gets the 404 page. The file area is repository.pages.deposit_files'; the form <-> metadata
+conversion is repository.pages.deposit_form's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, flash, redirect, request
+from flask_wtf.csrf import generate_csrf
+from werkzeug.wrappers import Response as BaseResponse
+
+from repository.deposits import actions, representation
+from repository.errors import ApiError
+from repository.files.buckets import release_files
+from repository.pages import deposit_form as forms
+from repository.pages.base import render_page, require_user
+from repository.storage import Connection
+from repository.vocabularies.lookups import DatabaseLookups
+from repository.web.openapi import doc
+from repository.web.request import services
+
+bp = Blueprint("deposit", __name__, url_prefix="/deposit")
+
+TO_FORM = {"303": {"description": "Done: to the deposition's form, which says so."}}
+FORM = {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}},
+        "description": "The form's fields (`title`, `creators-0-name`, …), `csrf_token`, and `action`: save, publish, "
+                       "add:<group> or remove:<group>:<row>."}
+
+
+def _deposition(dep_id: int, owner: int) -> dict:
+    """The owner's deposition as the API shows it; NotFound (the 404 page) for anyone else's."""
+    with services().db.read() as conn:
+        actions.get_deposit(conn, dep_id, owner)
+        return representation.render(conn, services().settings, dep_id)
+
+
+def _form_page(deposition: dict, state: forms.FormState, errors: forms.PlacedErrors | None = None,
+               http_status: int = 200, note: str = "", focus: str = "") -> Response:
+    with services().db.read() as conn:
+        picks = forms.suggestions(conn)
+    errors = errors or forms.PlacedErrors()
+    opened = {s.slug for s in forms.SECTIONS if not s.optional or forms.section_has_content(s, state, errors)}
+    # `deposition` (the API's representation) and `csrf` (the session's token) are what the file area's partial,
+    # templates/pages/deposit/_files.html, reads.
+    return render_page("deposit/form.html", http_status, deposition=deposition, csrf=generate_csrf(), state=state,
+                       errors=errors, sections=forms.SECTIONS, suggestions=picks, opened=opened, note=note,
+                       focus=focus, editable=deposition["state"] != "done")
+
+
+@bp.get("/new")
+def new_page() -> Response:
+    """The page that starts a new upload: a button, so that a crawler or a prefetch creates nothing."""
+    require_user()
+    return render_page("deposit/new.html")
+
+
+@bp.post("/new")
+@doc(responses={"303": {"description": "The new draft's form."}})
+def create() -> BaseResponse:
+    """Create an empty draft for the signed-in user (as `POST /api/deposit/depositions` with `{}`) and go to its
+    form."""
+    user = require_user()
+    with services().db.write() as conn:
+        dep_id = actions.create(conn, actions.Context(services().settings, DatabaseLookups(conn)), user["id"], {})
+    return redirect(f"/deposit/{dep_id}", 303)
+
+
+@bp.get("/<int:dep_id>")
+def form_page(dep_id: int) -> Response:
+    """The deposition's form with its stored metadata (404 page unless it is the signed-in user's)."""
+    user = require_user()
+    deposition = _deposition(dep_id, user["id"])
+    return _form_page(deposition, forms.from_metadata(deposition["metadata"]))
+
+
+@bp.post("/<int:dep_id>")
+@doc(request=FORM, responses={**TO_FORM, "200": {"description": "The form again with a row added or removed "
+                                                                   "(nothing saved)."},
+                                "400": {"description": "Refused: the form as typed, each error beside its field."}})
+def submit(dep_id: int) -> BaseResponse:
+    """Save the draft (the API's PUT), publish it (save, then the publish action), or add or remove a row of a
+    repeatable group (the form shown again, nothing saved). A refused save or publish shows the form as typed."""
+    user = require_user()
+    deposition = _deposition(dep_id, user["id"])
+    state = forms.from_post(request.form)
+    action = request.form.get("action", "save")
+    if action.startswith(("add:", "remove:")):
+        return _change_rows(deposition, state, action)
+    if action not in ("save", "publish"):
+        action = "save"
+    metadata, rows_sent = forms.to_metadata(state, deposition["metadata"], deposition["submitted"])
+    try:
+        with services().db.write() as conn:
+            ctx = actions.Context(services().settings, DatabaseLookups(conn))
+            actions.update_metadata(conn, ctx, dep_id, user["id"], {"metadata": metadata})
+    except ApiError as exc:
+        return _refused(deposition, state, exc, rows_sent)
+    if action == "save":
+        flash("Draft saved." if not deposition["submitted"] else "Changes saved (not yet published).", "success")
+        return redirect(f"/deposit/{dep_id}", 303)
+    try:
+        with services().db.write() as conn:
+            actions.publish(conn, actions.Context(services().settings, DatabaseLookups(conn)), dep_id, user["id"])
+    except ApiError as exc:
+        # Saved, then refused: the form shows the saved metadata, whose indexes the publish errors name.
+        stored = _deposition(dep_id, user["id"])
+        shown = forms.from_metadata(stored["metadata"])
+        return _refused(stored, shown, exc, forms.to_metadata(shown, {}, stored["submitted"])[1], saved=True)
+    flash("Published. The record page is live; its DOI is registered in the background.", "success")
+    return redirect(f"/deposit/{dep_id}", 303)
+
+
+def _refused(deposition: dict, state: forms.FormState, exc: ApiError, rows_sent: dict[str, list[int]],
+             saved: bool = False) -> Response:
+    """The form again, as typed (or as saved), each error beside its input and all of them in the summary."""
+    errors = forms.place_errors(exc.errors, rows_sent)
+    if not exc.errors:
+        errors.summary.append({"href": "", "label": "", "message": exc.message})
+    note = ("Your changes are saved, but publishing was refused: correct the fields marked below and publish again."
+            if saved else "Nothing was saved: correct the fields marked below and save again.")
+    return _form_page(deposition, state, errors, exc.status, note=note)
+
+
+def _change_rows(deposition: dict, state: forms.FormState, action: str) -> Response:
+    """The form again with one row more or less (without JavaScript: deposit-form.js does this in place)."""
+    kind, _, rest = action.partition(":")
+    group, _, row = rest.partition(":")
+    focus = ""
+    if kind == "add":
+        state.add_row(group)
+        if group in forms.GROUPS:
+            focus = forms.input_id(group, len(state.rows[group]) - 1, forms.GROUPS[group].inputs[0].name)
+    elif row.isdigit():
+        state.remove_row(group, int(row))
+    note = "Not saved yet: save the draft to keep your changes."
+    return _form_page(deposition, state, note=note, focus=focus)
+
+
+def _act(dep_id: int, action: Callable[[Connection, int, int], None], done: str) -> BaseResponse:
+    """Run a deposit action of the signed-in owner; back to the form, which says what happened or why not."""
+    user = require_user()
+    try:
+        with services().db.write() as conn:
+            action(conn, dep_id, user["id"])
+    except ApiError as exc:
+        if exc.status == 404:
+            raise
+        flash(exc.message, "error")
+    else:
+        flash(done, "success")
+    return redirect(f"/deposit/{dep_id}", 303)
+
+
+@bp.post("/<int:dep_id>/edit")
+@doc(responses=TO_FORM)
+def edit(dep_id: int) -> BaseResponse:
+    """Unlock a published deposition's metadata for editing (the API's edit action)."""
+    return _act(dep_id, actions.edit, "You can now change the metadata; publish to apply the changes or discard "
+                                      "them.")
+
+
+@bp.post("/<int:dep_id>/discard")
+@doc(responses=TO_FORM)
+def discard(dep_id: int) -> BaseResponse:
+    """Drop the changes of the editing session (the API's discard action)."""
+    return _act(dep_id, actions.discard, "Your changes were discarded: the published metadata is back.")
+
+
+@bp.post("/<int:dep_id>/newversion")
+@doc(responses={"303": {"description": "The new version's draft (or the form, saying why not)."}})
+def new_version(dep_id: int) -> BaseResponse:
+    """Start a new version of a published deposition (the API's newversion action) and go to its draft."""
+    user = require_user()
+    try:
+        with services().db.write() as conn:
+            actions.newversion(conn, actions.Context(services().settings, DatabaseLookups(conn)), dep_id, user["id"])
+    except ApiError as exc:
+        if exc.status == 404:
+            raise
+        flash(exc.message, "error")
+        return redirect(f"/deposit/{dep_id}", 303)
+    draft = urlsplit(_deposition(dep_id, user["id"])["links"]["latest_draft_html"]).path
+    flash("A new version: change its files and metadata, then publish it.", "success")
+    return redirect(draft, 303)
+
+
+@bp.get("/<int:dep_id>/delete")
+def delete_page(dep_id: int) -> Response:
+    """Ask before deleting a draft (a published deposition cannot be deleted: the form says so)."""
+    user = require_user()
+    return render_page("deposit/delete.html", deposition=_deposition(dep_id, user["id"]))
+
+
+@bp.post("/<int:dep_id>/delete")
+@doc(responses={"303": {"description": "Deleted: to My uploads (or back to the form, saying why not)."}})
+def delete(dep_id: int) -> BaseResponse:
+    """Delete a draft and its files (the API's DELETE); a published deposition is refused."""
+    user = require_user()
+    try:
+        with services().db.write() as conn:
+            freed = actions.delete_deposit(conn, dep_id, user["id"])
+    except ApiError as exc:
+        if exc.status == 404:
+            raise
+        flash(exc.message, "error")
+        return redirect(f"/deposit/{dep_id}", 303)
+    with services().db.write() as conn:
+        release_files(conn, services().files, freed)
+    flash("The draft and its files were deleted.", "success")
+    return redirect("/deposit", 303)

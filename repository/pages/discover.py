@@ -1,0 +1,330 @@
+"""Finding records in the browser: the front page (`/`) and the search page (`/search`), whose results and facets
+a community's page reuses (`search_view`, and the partials under templates/pages/search/).
+
+The search runs the same code as `GET /api/records/` (`parse_search_args`, then the search backend), so the page
+takes every argument the API takes and a bad query is the API's 400, shown on the page. The URL carries the whole
+state: every facet link, sort choice and page link is a plain GET link that can be shared."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+from flask import Blueprint, Response, render_template, request, session
+from markupsafe import Markup
+from werkzeug.datastructures import MultiDict
+
+from repository.communities import store
+from repository.errors import ApiError
+from repository.pages.base import render_page
+from repository.search.params import LINK_ARGS, page_links, parse_search_args
+from repository.vocabularies.listing import Page
+from repository.web.openapi import doc
+from repository.web.request import services
+from repository.web.session import current_user
+from serializers.vocabulary import TYPES, type_info
+
+bp = Blueprint("discover", __name__)
+
+# The facets a page asks for, in the order the sidebar shows them.
+FACETS = ("access_right", "type", "file_type", "keywords", "communities", "publication_date")
+FACET_TITLES = {"access_right": "Access right", "type": "Resource type", "subtype": "Resource subtype",
+                "file_type": "File type", "keywords": "Keyword", "communities": "Community",
+                "publication_date": "Publication year"}  # fmt: skip
+FILTERS = ("type", "subtype", "access_right", "file_type", "keywords", "communities", "publication_date")
+ACCESS_LABELS = {"open": "Open access", "embargoed": "Embargoed", "restricted": "Restricted", "closed": "Closed"}
+SORTS = (("bestmatch", "Best match"), ("mostrecent", "Most recent"), ("-mostrecent", "Oldest first"),
+         ("mostviewed", "Most viewed"), ("-publication_date", "Publication date, newest"),
+         ("publication_date", "Publication date, oldest"), ("version", "Version"))  # fmt: skip
+# The state a page's URL may carry: the API's arguments, less the facets list (the page chooses its facets).
+STATE_ARGS = tuple(a for a in LINK_ARGS if a != "facets")
+CREATORS_SHOWN = 5
+SNIPPET_CHARS = 300
+RECENT = 6
+PARAMS = [{"name": name, "in": "query", "schema": {"type": "string"}, "description": text} for name, text in (
+    ("q", "the query syntax of GET /api/records/"), ("sort", "as for the API; bestmatch with a query"),
+    ("page", "page number from 1"), ("size", "results per page (default 10)"),
+    ("type", "upload type"), ("subtype", "publication or image type"), ("access_right", "access right"),
+    ("file_type", "file extension"), ("keywords", "keyword"), ("communities", "community identifier"),
+    ("publication_date", "range yyyy--yyyy"), ("all_versions", "true lists every version"),
+)]  # fmt: skip
+
+
+@dataclass
+class SearchView:
+    """What the search partials show (templates/pages/search/): the form's state, the cards, facets and pages."""
+
+    action: str  # the path the page's links and form go to (`/search`, `/communities/<id>/`)
+    state: list[tuple[str, str]]  # the page's arguments as given (without empty ones and without `facets`)
+    q: str = ""
+    sort: str = ""
+    all_versions: bool = False
+    total: int = 0
+    cards: list[dict[str, Any]] = field(default_factory=list)
+    facets: list[dict[str, Any]] = field(default_factory=list)
+    active: list[dict[str, str]] = field(default_factory=list)  # the filters in force, each with its remove link
+    page: int = 1
+    pages: int = 1
+    prev_url: str | None = None
+    next_url: str | None = None
+    error: ApiError | None = None
+    key: bytes = b""  # what the facets and results show, digested (rendered_results' cache key)
+    sorts: tuple[tuple[str, str], ...] = SORTS
+
+    @property
+    def hidden(self) -> list[tuple[str, str]]:
+        """The state the search form carries unseen (its own fields and the page number are not among it)."""
+        return [(k, v) for k, v in self.state if k not in ("q", "sort", "all_versions", "page", "cursor", "from")]
+
+    @property
+    def clear_url(self) -> str:
+        """This search without any filter (the query, order and page size kept)."""
+        return self.url([(k, v) for k, v in self.state if k not in FILTERS and k not in ("page", "cursor", "from")])
+
+    def url(self, args: list[tuple[str, str]]) -> str:
+        return self.action + ("?" + "&".join(_encoded(k, v) for k, v in args) if args else "")
+
+
+@lru_cache(maxsize=4096)
+def _encoded(name: str, value: str) -> str:
+    # A results page links each facet value with the rest of its state: the same pairs are encoded many times.
+    return urlencode([(name, value)])
+
+
+def page_state(args: MultiDict, fixed: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The recognised, non-empty arguments of a page's URL, in the order given; `fixed` ones belong to the path."""
+    return [(k, v.strip()) for k, values in args.lists() if k in STATE_ARGS and k not in fixed
+            for v in values if v.strip()]
+
+
+def _toggled(state: list[tuple[str, str]], name: str, value: str, also: tuple[str, str] | None = None,
+             replace: bool = False) -> list[tuple[str, str]]:
+    """`state` with the filter `name=value` removed if present, else added (with `also`, e.g. a subtype's type);
+    `replace` keeps one value of `name`. A changed filter starts again at the first page."""
+    kept = [(k, v) for k, v in state if k not in ("page", "cursor", "from")]
+    if (name, value) in kept:
+        return [(k, v) for k, v in kept if (k, v) != (name, value)]
+    if replace:
+        kept = [(k, v) for k, v in kept if k != name]
+    if also is not None and also not in kept:
+        kept.append(also)
+    return kept + [(name, value)]
+
+
+def _label(name: str, value: str, titles: dict[str, str]) -> str:
+    if name == "access_right":
+        return ACCESS_LABELS.get(value, value)
+    if name == "type":
+        return TYPES[value].title if value in TYPES else value
+    if name == "communities":
+        return titles.get(value, value)
+    if name == "publication_date" and value.count("--") == 1 and value.split("--")[0] == value.split("--")[1]:
+        return value.split("--")[0]
+    return value
+
+
+def _subtype_label(type_: str, subtype: str) -> str:
+    entry = TYPES.get(f"{type_}-{subtype}")
+    return entry.title if entry else subtype
+
+
+def _facets(view: SearchView, aggregations: dict[str, Any], titles: dict[str, str]) -> list[dict[str, Any]]:
+    """Each facet's buckets as links that add or remove their filter; a chosen value the counts left out (none
+    of the hits has it) is still listed, so that it can be removed."""
+    out = []
+    for name in FACETS:
+        if name not in aggregations:
+            continue
+        chosen = [v for k, v in view.state if k == name]
+        entries = []
+        for bucket in aggregations[name].get("buckets", []):
+            if name == "publication_date":
+                year = bucket["key_as_string"]
+                value, label = f"{year}--{year}", year
+                url = view.url(_toggled(view.state, name, value, replace=True))
+            else:
+                value, label = str(bucket["key"]), _label(name, str(bucket["key"]), titles)
+                url = view.url(_toggled(view.state, name, value))
+            entry = {"value": value, "label": label, "count": bucket["doc_count"], "selected": value in chosen,
+                     "url": url, "children": []}
+            if name == "type":
+                subs = [v for k, v in view.state if k == "subtype"]
+                entry["children"] = [
+                    {"value": s["key"], "label": _subtype_label(value, s["key"]), "count": s["doc_count"],
+                     "selected": s["key"] in subs and value in chosen,
+                     "url": view.url(_toggled(view.state, "subtype", s["key"], also=("type", value)))}
+                    for s in bucket.get("subtype", {}).get("buckets", [])
+                ]
+            entries.append(entry)
+        listed = {e["value"] for e in entries}
+        entries += [{"value": v, "label": _label(name, v, titles), "count": 0, "selected": True, "children": [],
+                     "url": view.url(_toggled(view.state, name, v))} for v in chosen if v not in listed]
+        if entries:
+            out.append({"name": name, "title": FACET_TITLES[name], "entries": entries})
+    return out
+
+
+def _active(view: SearchView, titles: dict[str, str]) -> list[dict[str, str]]:
+    active = []
+    for name, value in view.state:
+        if name in FILTERS:
+            label = _label(name, value, titles)
+            if name == "subtype":
+                types = [v for k, v in view.state if k == "type"]
+                label = _subtype_label(types[0], value) if len(types) == 1 else value
+            active.append({"title": FACET_TITLES[name], "label": label, "url": view.url(_toggled(view.state, name, value))})
+    return active
+
+
+def plain_snippet(html: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """A description's text without its markup (descriptions are HTML; a card shows no HTML of a depositor's),
+    cut at a word before `limit` characters."""
+    text = Markup(html or "").striptags()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"
+
+
+def card(record: dict[str, Any]) -> dict[str, Any]:
+    """What a result card shows of a record of the search results."""
+    md = record.get("metadata", {})
+    creators = [c.get("name", "") for c in md.get("creators", []) if isinstance(c, dict)]
+    right = md.get("access_right", "open")
+    return {
+        "id": record["id"], "url": f"/records/{record['id']}", "title": md.get("title") or "Untitled",
+        "creators": creators[:CREATORS_SHOWN], "more_creators": max(0, len(creators) - CREATORS_SHOWN),
+        "date": md.get("publication_date", ""), "type": type_info(md).title,
+        "access_right": right, "access_label": ACCESS_LABELS.get(right, right),
+        "doi": record.get("doi") or md.get("doi"), "version": md.get("version"),
+        "snippet": plain_snippet(md.get("description")),
+    }  # fmt: skip
+
+
+def community_titles(identifiers: list[str]) -> dict[str, str]:
+    """The titles of the communities named (unknown ones are left out)."""
+    # No community has another kind of name (and PostgreSQL refuses some characters in a query, NUL).
+    valid = [i for i in identifiers if store.IDENTIFIER.fullmatch(i)]
+    if not valid:
+        return {}
+    with services().db.read() as conn:
+        return store.titles(conn, valid)
+
+
+def search_view(args: MultiDict, action: str, fixed: MultiDict | None = None) -> SearchView:
+    """Run the search a page's URL asks for (plus `fixed` arguments its path implies, e.g. a community) with the
+    API's own parsing and backend. A bad argument leaves its ApiError in `error` (the page answers its status)."""
+    fixed = fixed or MultiDict()
+    view = SearchView(action=action, state=page_state(args, tuple(fixed.keys())))
+    view.q = next((v for k, v in view.state if k == "q"), "")
+    view.all_versions = any(k == "all_versions" and v.lower() in ("1", "true") for k, v in view.state)
+    s = services()
+    try:
+        query = MultiDict(view.state)
+        for key, value in fixed.items(multi=True):
+            query.add(key, value)
+        query["facets"] = ",".join(f for f in FACETS if f not in fixed)
+        window = s.settings.SEARCH_WINDOW
+        req = parse_search_args(query, cursor_key=s.secret, window=window)
+        result = s.search.search(req)
+    except ApiError as exc:
+        if exc.status >= 500:
+            raise
+        view.error = exc
+        return view
+    view.sort = req.sort_arg
+    view.total = result.total
+    view.page = req.offset // req.size + 1
+    view.pages = max(1, math.ceil(min(result.total, window) / req.size))
+    links = page_links(req, result.next_cursor, window)
+    drop = {"facets", *fixed.keys()}
+    if "prev" in links:
+        view.prev_url = view.url([(k, v) for k, v in links["prev"] if k not in drop])
+    if "next" in links:
+        view.next_url = view.url([(k, v) for k, v in links["next"] if k not in drop])
+    buckets = result.aggregations.get("communities", {}).get("buckets", [])
+    chosen = [v for k, v in view.state if k == "communities"]
+    titles = community_titles(sorted({str(b["key"]) for b in buckets} | set(chosen))) if buckets or chosen else {}
+    view.key = _content_key(view, result, titles)
+    if view.key not in _RENDERED:
+        view.cards = [card(r) for r in result.hits]
+        view.facets = _facets(view, result.aggregations, titles)
+    view.active = _active(view, titles)
+    return view
+
+
+# The facets and results of a search, rendered (most of a search page's cost), by what they show: the page's
+# state, the search's answer (hits, total, counts, cursor) and the community titles. A key is a digest of all of
+# it, so an entry is never stale: a publish, an edit or a take-down that changes an answer changes its key; an
+# entry nobody asks for any more falls out of the LRU.
+_RENDERED: OrderedDict[bytes, Markup] = OrderedDict()
+RENDERED_ENTRIES = 512
+
+
+def _content_key(view: SearchView, result: Any, titles: dict[str, str]) -> bytes:
+    shown = (view.action, view.state, view.page, view.pages, view.prev_url, view.next_url, view.sort, titles,
+             result.total, result.hits, result.aggregations)
+    return hashlib.blake2b(orjson.dumps(shown, option=orjson.OPT_NON_STR_KEYS), digest_size=20).digest()
+
+
+def rendered_results(view: SearchView) -> Markup:
+    """The search's facets and results (templates/pages/search/_results_and_facets.html), from the cache when
+    the same answer was rendered before."""
+    found = _RENDERED.get(view.key) if view.key else None
+    if found is not None:
+        _RENDERED.move_to_end(view.key)
+        return found
+    html = Markup(render_template("pages/search/_results_and_facets.html", search=view))
+    if view.key:
+        _RENDERED[view.key] = html
+        while len(_RENDERED) > RENDERED_ENTRIES:
+            _RENDERED.popitem(last=False)
+    return html
+
+
+def public_when_anonymous(response: Response) -> Response:
+    """Let browsers and shared caches keep a page nobody is signed in to (revalidated by its ETag each time, so a
+    new record shows at once); a signed-in person's page (their name, a form token) stays `private, no-store`."""
+    if current_user() is None and not session.modified and response.status_code == 200:
+        response.headers["Cache-Control"] = "public, no-cache"
+        response.headers["Vary"] = "Cookie"
+        response.add_etag()
+        response.make_conditional(request)
+    return response
+
+
+@bp.get("/")
+def front() -> Response:
+    """The front page: a search box, the newest records, communities, and how many there are of each."""
+    s = services()
+    req = parse_search_args(MultiDict({"sort": "mostrecent", "size": str(RECENT), "facets": "type"}),
+                            cursor_key=s.secret, window=s.settings.SEARCH_WINDOW)
+    result = s.search.search(req)
+    with s.db.read() as conn:
+        communities, community_count = store.search(conn, None, ("ranking", False), Page(1, 6))
+    types = [{"label": _label("type", str(b["key"]), {}), "count": b["doc_count"],
+              "url": "/search?" + urlencode({"type": b["key"]})}
+             for b in result.aggregations.get("type", {}).get("buckets", [])]
+    response = render_page(
+        "discover/front.html", recent=[card(r) for r in result.hits], record_count=result.total, types=types,
+        communities=[{"id": c.identifier, "title": c.title, "snippet": plain_snippet(c.description, 160)}
+                     for c in communities],
+        community_count=community_count)
+    return public_when_anonymous(response)
+
+
+@bp.get("/search")
+@doc(parameters=PARAMS)
+def search() -> Response:
+    """Search published records with the API's query syntax and filters: result cards, facets that add or remove
+    a filter, paging. A bad query answers 400 with its message on the page."""
+    view = search_view(request.args, "/search")
+    status = view.error.status if view.error else 200
+    response = render_page("discover/search.html", status, search=view, site_query=view.q,
+                           results=rendered_results(view))
+    return public_when_anonymous(response)

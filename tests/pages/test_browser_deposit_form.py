@@ -1,0 +1,151 @@
+"""The deposit form in a real browser (headless Chromium, Playwright) against the real server over HTTPS, with its
+JavaScript: start a draft, fill every kind of field with rows added in place, see a refused ORCID beside its input,
+save, publish. The empty form, the form with errors and the filled form are checked with axe-core and
+photographed at desktop and phone width."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from helpers.browser import browser_session, check_page, screenshot, sign_up_and_in
+
+EMAIL = f"depositor-{uuid.uuid4().hex[:8]}@example.org"  # fresh: PostgreSQL keeps earlier runs' users
+PASSWORD = "a long passphrase 4 tests"
+
+
+def _api_write(page, method: str, url: str, **kwargs):  # type: ignore[no-untyped-def]
+    """An API write with the browser's session, its CSRF token and a Referer of the site, as the page's scripts do."""
+    token = page.locator('input[name="csrf_token"]').first.get_attribute("value")
+    headers = {"X-CSRFToken": token, "Referer": page.url, **kwargs.pop("headers", {})}
+    answer = page.request.fetch(url, method=method, headers=headers, **kwargs)
+    assert answer.ok, answer.text()
+    return answer
+
+
+def _add_row(page, group: str) -> None:
+    """Press the group's add button: the row appears in place (no page load) and takes the focus."""
+    before = page.url
+    rows = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]')
+    count = rows.count()
+    page.locator(f'[data-group="{group}"] [data-add-row]').click()
+    assert rows.count() == count + 1 and page.url == before
+    assert page.evaluate("() => document.activeElement.name").startswith(f"{group}-")
+
+
+def _fill_row(page, group: str, values: dict[str, str]) -> None:
+    """Fill the last row of `group` (select boxes by value)."""
+    row = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]').last
+    for sub, value in values.items():
+        control = row.locator(f'[name$="-{sub}"]' if sub else "input")
+        if control.evaluate("e => e.tagName") == "SELECT":
+            control.select_option(value)
+        else:
+            control.fill(value)
+
+
+def test_fill_save_and_publish_the_deposit_form(live_server):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    expect = sync_api.expect
+    base = live_server["url"]
+    with browser_session(live_server) as (_browser, page):
+        sign_up_and_in(page, live_server, EMAIL, PASSWORD, "/deposit/new")
+        check_page(page, "new upload page")
+        page.get_by_role("button", name="Start a new upload").click()
+        page.wait_for_url(re.compile(r"/deposit/\d+$"))
+        dep_url = page.url
+        check_page(page, "empty deposit form")
+        screenshot(page, "deposit-form-empty")
+
+        # A community to ask for, made through the API with the page's session.
+        _api_write(page, "POST", base + "/api/communities/",
+                   data={"identifier": "glaciers", "title": "Glacier research", "description": "Ice."})
+
+        # Fields that do not apply are hidden by the script.
+        expect(page.locator("#publication_type")).to_be_hidden()
+        page.select_option("#upload_type", "publication")
+        expect(page.locator("#publication_type")).to_be_visible()
+        page.select_option("#publication_type", "article")
+        page.fill("#title", "Glacier retreat 2024")
+        page.fill("#publication_date", "2024-05-01")
+        page.fill("#description", "<p>Measured retreat of 12 glaciers.</p>")
+        page.fill("#creators-0-name", "Doe, Jane")
+        page.fill("#creators-0-orcid", "0000-0002-1825-0097")
+        _add_row(page, "creators")
+        _fill_row(page, "creators", {"name": "Roe, Richard", "orcid": "1234"})  # refused below
+        page.fill("#keywords-0", "glaciers")
+        _add_row(page, "keywords")
+        _fill_row(page, "keywords", {"": "climate"})
+        page.fill("#version", "1.0")
+        page.fill("#language", "eng")
+        page.check("#access_right-open")
+        page.fill("#license", "cc-by")
+
+        for details in page.locator("details.section").all():
+            if details.get_attribute("open") is None:
+                details.locator("summary").click()
+        _add_row(page, "communities")
+        _fill_row(page, "communities", {"identifier": "glaciers"})
+        _add_row(page, "grants")
+        # The picker asks the grants search as one types.
+        with page.expect_response(re.compile(r"/api/grants/\?size=20&q=OPENAIRE")):
+            page.locator('[data-group="grants"] input').last.type("OPENAIRE")
+        _fill_row(page, "grants", {"id": "10.13039/501100000780::246686"})
+        _add_row(page, "related_identifiers")
+        _fill_row(page, "related_identifiers", {"identifier": "10.5281/zenodo.123", "relation": "isSupplementTo"})
+        _add_row(page, "contributors")
+        _fill_row(page, "contributors", {"name": "Poe, Edgar", "type": "DataCollector"})
+        _add_row(page, "references")
+        _fill_row(page, "references", {"": "Doe, J. (2020). Ice. Nature."})
+        _add_row(page, "thesis_supervisors")
+        _fill_row(page, "thesis_supervisors", {"name": "Moe, Mary"})
+        _add_row(page, "subjects")
+        _fill_row(page, "subjects", {"term": "Glaciology", "identifier": "https://example.org/glaciology"})
+        _add_row(page, "locations")
+        _fill_row(page, "locations", {"place": "Aletsch, Switzerland", "lat": "46.5", "lon": "8.03"})
+        _add_row(page, "dates")
+        _fill_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
+        # A row added and removed again leaves nothing behind.
+        _add_row(page, "dates")
+        page.locator('[data-group="dates"] [data-rows] > [data-row]').last.locator("[data-remove-row]").click()
+        assert page.locator('[data-group="dates"] [data-rows] > [data-row]').count() == 1
+        page.fill("#journal_title", "Journal of Ice")
+        page.fill("#method", "Satellite images.")
+
+        # The refused ORCID is shown beside its input, the rest as typed.
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save draft", exact=True).last.click()
+        orcid = page.locator("#creators-1-orcid")
+        assert orcid.get_attribute("aria-invalid") == "true"
+        assert "Not a valid ORCID" in page.locator("#creators-1-orcid-error").inner_text()
+        assert page.evaluate("() => document.activeElement.id") == "error-summary"
+        assert page.locator("#title").input_value() == "Glacier retreat 2024"
+        assert page.locator("#grants-0-id").input_value() == "10.13039/501100000780::246686"
+        check_page(page, "deposit form with errors")
+        screenshot(page, "deposit-form-errors")
+        page.locator('#error-summary a[href="#creators-1-orcid"]').click()
+        assert page.evaluate("() => document.activeElement.id") == "creators-1-orcid"
+        orcid.fill("0000-0001-5109-3700")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save draft", exact=True).last.click()
+        assert page.url == dep_url
+        expect(page.locator(".notice.success")).to_contain_text("Draft saved.")
+
+        # A file, through the bucket as the file area's script sends it.
+        bucket = page.request.get(dep_url.replace("/deposit/", "/api/deposit/depositions/")).json()["links"]["bucket"]
+        _api_write(page, "PUT", bucket + "/glaciers.csv", data=b"glacier,retreat_m\nAletsch,52\n")
+        page.reload()
+        check_page(page, "filled deposit form")
+        screenshot(page, "deposit-form-filled")
+        saved = page.request.get(dep_url.replace("/deposit/", "/api/deposit/depositions/")).json()["metadata"]
+        for key in ("creators", "keywords", "communities", "grants", "related_identifiers", "contributors",
+                    "references", "thesis_supervisors", "subjects", "locations", "dates"):
+            assert saved.get(key), key
+        assert len(saved["creators"]) == 2 and len(saved["dates"]) == 1
+
+        with page.expect_navigation():
+            page.get_by_role("button", name="Publish", exact=True).click()
+        expect(page.locator(".badge")).to_have_text("Published")
+        check_page(page, "published deposition")
+        screenshot(page, "deposit-form-published")
