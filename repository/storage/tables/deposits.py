@@ -17,6 +17,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from repository.storage.packing import PackedJSON
 from repository.storage.tables.core import metadata
 
 # One sequence for concept ids and record ids: a deposition's id is the id of the record it becomes.
@@ -82,7 +83,8 @@ deposits = Table(
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False, index=True),
     Column("status", String(16), nullable=False),  # draft | published
     Column("editing", Boolean, nullable=False, default=False),  # a published deposit unlocked by edit
-    Column("metadata", JSON, nullable=False),
+    # Compressed: the form's metadata is read and written whole, never queried inside by SQL.
+    Column("metadata", PackedJSON, nullable=False),
     Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
