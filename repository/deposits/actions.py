@@ -22,6 +22,7 @@ from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, vali
 from repository.records.build import get_record_row, touch_versions
 from repository.storage.tables.deposits import concepts, deposits, records
 from repository.timeutil import utcnow
+from repository.vocabularies.resource_types import type_columns
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 conceptrecid=dep["conceptrecid"],
                 owner_id=owner_id,
                 metadata=metadata,
+                **type_columns(metadata),
                 doi=doi.lower(),
                 doi_external=dep["doi_external"],
                 bucket_id=buckets.snapshot(conn, dep["bucket_id"], locked=True),
@@ -229,6 +231,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
             .where(records.c.id == recid)
             .values(
                 metadata=metadata,
+                **type_columns(metadata),
                 revision=records.c.revision + 1,
                 updated=now,
                 integrated=dep["doi_external"],

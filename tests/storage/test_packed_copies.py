@@ -45,6 +45,7 @@ def _answers(client, auth: dict, recids: list[int]) -> dict[str, bytes]:  # type
         keep(f"/api/deposit/depositions/{recid}", auth)
     for prefix in ("oai_dc", "oai_registry"):
         keep(f"/oai2d?verb=ListRecords&metadataPrefix={prefix}")
+    keep("/oai2d?verb=ListIdentifiers&metadataPrefix=oai_dc&set=type-dataset")  # a set selected by type, in SQL
     keep("/api/records?q=&sort=mostrecent&size=20")
     keep("/api/records?q=packed")
     return found
@@ -71,7 +72,7 @@ def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, s
         stored = conn.execute(select(built_records.c.record, built_records.c.document)).all()
         raw = conn.exec_driver_sql("SELECT record, document FROM built_records").all()
         bodies = conn.exec_driver_sql("SELECT body FROM renditions").all()
-        form = conn.exec_driver_sql("SELECT metadata FROM deposits").all()
+        form = conn.exec_driver_sql("SELECT metadata FROM deposits UNION ALL SELECT metadata FROM records").all()
     assert len(stored) == 3 and bodies
     assert all(bytes(value)[:4] == MAGIC for row in raw + bodies + form for value in row)
     for _record, document in stored:
@@ -80,7 +81,7 @@ def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, s
     command.downgrade(alembic_config(db), "0015")
     with db.engine.connect() as conn:
         old = conn.exec_driver_sql("SELECT record, document FROM built_records").all()
-        form = conn.exec_driver_sql("SELECT metadata FROM deposits").all()
+        form = conn.exec_driver_sql("SELECT metadata FROM deposits UNION ALL SELECT metadata FROM records").all()
         bodies = conn.exec_driver_sql("SELECT body FROM renditions").all()
     for record, document in old:  # as written before 0017: whole, unpacked, the record inside the document
         assert bytes(record)[:1] == b"{" and b'"record":' in bytes(document)

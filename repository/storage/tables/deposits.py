@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -99,7 +98,12 @@ records = Table(
     Column("id", Integer, ForeignKey("recids.id"), primary_key=True),
     Column("conceptrecid", Integer, ForeignKey("concepts.id"), nullable=False, index=True),
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False),
-    Column("metadata", JSON, nullable=False),  # deposit-form metadata as published
+    # Deposit-form metadata as published, compressed; what SQL selects on is in the columns below.
+    Column("metadata", PackedJSON, nullable=False),
+    # Its `upload_type` and the subtype field of that type (vocabularies.resource_types.type_columns): the OAI-PMH
+    # type sets.
+    Column("upload_type", String(100), nullable=True),
+    Column("subtype", String(100), nullable=True),
     Column("doi", String(255), nullable=False, unique=True),
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False, index=True),

@@ -1,7 +1,11 @@
-"""Compressed copies (repository/storage/packing.py): built records, index documents, renditions and the deposit
-form's metadata are stored as zstd frames, and an index document no longer repeats the built record it carries
-(`b"S"` + the document without it; `b"F"` + the whole document where the two differ). Rows are rewritten in
-batches (a keyset scan), so a large database is never held in memory; the downgrade writes them back as they were.
+"""Compressed copies (repository/storage/packing.py): built records, index documents, renditions and the metadata
+of deposits and records are stored as zstd frames, and an index document no longer repeats the built record it
+carries (`b"S"` + the document without it; `b"F"` + the whole document where the two differ). The records' type
+and subtype, which OAI-PMH's type sets select on in SQL, get columns of their own. Rows are rewritten in batches
+(a keyset scan), so a large database is never held in memory; the downgrade writes them back as they were.
+
+records.metadata changes type through a new column (added, filled, the old one dropped, the new one renamed):
+on SQLite a change of type copies the table, and dropping `records` there would delete the rows that refer to it.
 
 The logic is copied here rather than imported, so that later changes of the code cannot change this migration.
 Offline (`migrate --sql`) only the column type changes: the rows keep their unpacked values, which the packed
@@ -131,13 +135,80 @@ def _offline_sqlite() -> bool:
     return context.is_offline_mode() and context.get_context().dialect.name == "sqlite"
 
 
+SUBTYPE_FIELD = {"publication": "publication_type", "image": "image_type"}  # vocabularies.resource_types
+
+
+def _type_columns(metadata: dict) -> dict:
+    upload_type = metadata.get("upload_type") or None
+    field = SUBTYPE_FIELD.get(upload_type) if isinstance(upload_type, str) else None
+    return {"upload_type": upload_type, "subtype": (metadata.get(field) or None) if field else None}
+
+
+def _empty_bytes() -> sa.TextClause:
+    return sa.text("x''") if op.get_bind().dialect.name == "sqlite" else sa.text("'\\x'::bytea")
+
+
+def _swap_records_metadata(new_type: sa.types.TypeEngine, convert: Callable[[bytes], object],
+                           with_types: bool) -> None:
+    """records.metadata as `new_type`, each value `convert(old value)` (and the type columns set if `with_types`),
+    through a column added beside it."""
+    default = _empty_bytes() if isinstance(new_type, sa.LargeBinary) else sa.text("'{}'")
+    op.add_column("records", sa.Column("metadata_new", new_type, nullable=False, server_default=default))
+    conn = op.get_bind()
+    # Untyped: PostgreSQL's driver gives a json value parsed, a bytea one as bytes.
+    t = sa.table("records", sa.column("id"), sa.column("metadata"), sa.column("metadata_new"),
+                 sa.column("upload_type"), sa.column("subtype"))
+    values = {"metadata_new": sa.bindparam("v_new", type_=new_type)}
+    if with_types:
+        values |= {"upload_type": sa.bindparam("v_upload_type"), "subtype": sa.bindparam("v_subtype")}
+    update = t.update().where(t.c.id == sa.bindparam("k_id")).values(values)
+    last = 0
+    while True:
+        rows = conn.execute(sa.select(t.c.id, t.c.metadata).where(t.c.id > last).order_by(t.c.id).limit(BATCH)).all()
+        if not rows:
+            break
+        changes = []
+        for recid, value in rows:
+            data = orjson.dumps(value) if isinstance(value, dict | list) else _unpack(value)
+            change = {"k_id": recid, "v_new": convert(data)}
+            if with_types:
+                change |= {f"v_{k}": v for k, v in _type_columns(orjson.loads(data)).items()}
+            changes.append(change)
+        conn.execute(update, changes)
+        last = rows[-1][0]
+    op.execute("ALTER TABLE records DROP COLUMN metadata")
+    op.execute("ALTER TABLE records RENAME COLUMN metadata_new TO metadata")
+    if conn.dialect.name != "sqlite":  # SQLite cannot drop a default without copying the table; it is never used
+        op.alter_column("records", "metadata", server_default=None)
+
+
+def _offline_records() -> None:
+    """The type columns filled in SQL, and on PostgreSQL the metadata's type changed in place (its values stay
+    unpacked: they are read as they are)."""
+    sqlite = context.get_context().dialect.name == "sqlite"
+
+    def field(name: str) -> str:
+        return f"json_extract(metadata, '$.{name}')" if sqlite else f"(metadata->>'{name}')"
+
+    subtype = " ".join(f"WHEN '{t}' THEN {field(f)}" for t, f in SUBTYPE_FIELD.items())
+    op.execute(f"UPDATE records SET upload_type = NULLIF({field('upload_type')}, '')")
+    op.execute(f"UPDATE records SET subtype = NULLIF(CASE upload_type {subtype} END, '')")
+    if not sqlite:
+        op.alter_column("records", "metadata", existing_type=sa.JSON(), type_=sa.LargeBinary(),
+                        existing_nullable=False, postgresql_using="convert_to(metadata::text, 'UTF8')")
+
+
 def upgrade() -> None:
     if not _offline_sqlite():
         with op.batch_alter_table("deposits", schema=None) as batch_op:
             batch_op.alter_column("metadata", existing_type=sa.JSON(), type_=sa.LargeBinary(),
                                   existing_nullable=False, postgresql_using="convert_to(metadata::text, 'UTF8')")
+    op.add_column("records", sa.Column("upload_type", sa.String(length=100), nullable=True))
+    op.add_column("records", sa.Column("subtype", sa.String(length=100), nullable=True))
     if context.is_offline_mode():
+        _offline_records()
         return
+    _swap_records_metadata(sa.LargeBinary(), _pack, with_types=True)
     _rewrite("deposits", ("id",), ("metadata",), lambda row: {**row, "metadata": _pack(row["metadata"])})
     _rewrite("renditions", ("record_id", "format"), ("body",), lambda row: {**row, "body": _pack(row["body"])})
     _rewrite("built_records", ("record_id",), ("record", "document"), _strip, read=("engine",))
@@ -145,6 +216,9 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if not context.is_offline_mode():
+        _swap_records_metadata(sa.JSON(), orjson.loads, with_types=False)  # written by the JSON type, as before
+        op.execute("ALTER TABLE records DROP COLUMN subtype")
+        op.execute("ALTER TABLE records DROP COLUMN upload_type")
         _rewrite("built_records", ("record_id",), ("record", "document"), _whole, read=("engine",))
         _rewrite("renditions", ("record_id", "format"), ("body",), lambda row: {**row, "body": _unpack(row["body"])})
         _rewrite("deposits", ("id",), ("metadata",), lambda row: {**row, "metadata": _unpack(row["metadata"])})
