@@ -231,7 +231,7 @@ class BulkLoader:
                 doi = pids.service_doi(settings, recid)
                 rows["deposits"].append({
                     "id": recid, "conceptrecid": concept_id, "owner_id": concept.owner_id, "status": "published",
-                    "editing": False, "metadata": version.metadata, "doi": doi, "doi_external": False,
+                    "editing": False, "metadata": None, "doi": doi, "doi_external": False,  # the record's
                     "prereserved": False, "bucket_id": deposit_bucket, "created": now, "modified": now})
                 rows["records"].append({
                     "id": recid, "conceptrecid": concept_id, "owner_id": concept.owner_id,

@@ -14,7 +14,11 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    select,
+    type_coerce,
 )
+from sqlalchemy.sql import Select
 
 from repository.storage.packing import PackedJSON
 from repository.storage.tables.core import metadata
@@ -82,8 +86,9 @@ deposits = Table(
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False, index=True),
     Column("status", String(16), nullable=False),  # draft | published
     Column("editing", Boolean, nullable=False, default=False),  # a published deposit unlocked by edit
-    # Compressed: the form's metadata is read and written whole, never queried inside by SQL.
-    Column("metadata", PackedJSON, nullable=False),
+    # Compressed: the form's metadata is read and written whole, never queried inside by SQL. NULL while the
+    # deposit is published and not being edited: it is then its record's (read deposits with `deposit_select`).
+    Column("metadata", PackedJSON, nullable=True),
     Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
@@ -162,3 +167,11 @@ outbox = Table(
     Column("done", DateTime, nullable=True),
     Index("ix_outbox_pending", "done", "id"),
 )
+
+
+def deposit_select() -> Select:
+    """SELECT of whole deposits rows, their `metadata` their own or (NULL: published, not being edited) their
+    published record's, which is the same: kept once."""
+    own = [column for column in deposits.c if column.name != "metadata"]
+    metadata = type_coerce(func.coalesce(deposits.c.metadata, records.c.metadata), PackedJSON).label("metadata")
+    return select(*own, metadata).select_from(deposits.outerjoin(records, records.c.id == deposits.c.id))

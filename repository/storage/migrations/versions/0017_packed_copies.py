@@ -1,5 +1,6 @@
 """Compressed copies (repository/storage/packing.py): built records, index documents, renditions and the metadata
-of deposits and records are stored as zstd frames, and an index document no longer repeats the built record it
+of deposits and records are stored as zstd frames; a published deposit not being edited keeps NULL for its metadata,
+which is its record's (storage.tables.deposits.deposit_select); and an index document no longer repeats the built record it
 carries (`b"S"` + the document without it; `b"F"` + the whole document where the two differ). The records' type
 and subtype, which OAI-PMH's type sets select on in SQL, get columns of their own. Rows are rewritten in batches
 (a keyset scan), so a large database is never held in memory; the downgrade writes them back as they were.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import orjson
 import sqlalchemy as sa
@@ -182,6 +183,42 @@ def _swap_records_metadata(new_type: sa.types.TypeEngine, convert: Callable[[byt
         op.alter_column("records", "metadata", server_default=None)
 
 
+def _published_pairs(conn: sa.Connection, last: int) -> Sequence[sa.Row]:
+    """(deposit id, its metadata, its record's metadata) of published deposits not being edited, after `last`."""
+    return conn.execute(sa.text(
+        "SELECT d.id, d.metadata, r.metadata FROM deposits d JOIN records r ON r.id = d.id "
+        "WHERE d.id > :last AND d.status = 'published' AND NOT d.editing ORDER BY d.id LIMIT :n"
+    ), {"last": last, "n": BATCH}).all()
+
+
+def _same(own: bytes | memoryview | str | None, record: bytes | memoryview | str) -> bool:
+    return own is not None and orjson.dumps(orjson.loads(_unpack(own))) == orjson.dumps(orjson.loads(_unpack(record)))
+
+
+def _share_published_metadata() -> None:
+    """A published deposit not being edited keeps NULL for metadata equal to its record's (read from there)."""
+    conn = op.get_bind()
+    last = 0
+    while rows := _published_pairs(conn, last):
+        same = [{"k": row[0]} for row in rows if _same(row[1], row[2])]
+        if same:
+            conn.execute(sa.text("UPDATE deposits SET metadata = NULL WHERE id = :k"), same)
+        last = rows[-1][0]
+
+
+def _own_published_metadata() -> None:
+    """Every deposit holds its metadata again (its record's where NULL), packed as the records' is."""
+    conn = op.get_bind()
+    t = sa.table("deposits", sa.column("id"), sa.column("metadata", sa.LargeBinary))
+    last = 0
+    while rows := _published_pairs(conn, last):
+        shared = [{"k": row[0], "v": _pack(row[2])} for row in rows if row[1] is None]
+        if shared:
+            conn.execute(t.update().where(t.c.id == sa.bindparam("k")).values(
+                metadata=sa.bindparam("v", type_=sa.LargeBinary)), shared)
+        last = rows[-1][0]
+
+
 def _offline_records() -> None:
     """The type columns filled in SQL, and on PostgreSQL the metadata's type changed in place (its values stay
     unpacked: they are read as they are)."""
@@ -202,7 +239,8 @@ def upgrade() -> None:
     if not _offline_sqlite():
         with op.batch_alter_table("deposits", schema=None) as batch_op:
             batch_op.alter_column("metadata", existing_type=sa.JSON(), type_=sa.LargeBinary(),
-                                  existing_nullable=False, postgresql_using="convert_to(metadata::text, 'UTF8')")
+                                  existing_nullable=False, nullable=True,
+                                  postgresql_using="convert_to(metadata::text, 'UTF8')")
     op.add_column("records", sa.Column("upload_type", sa.String(length=100), nullable=True))
     op.add_column("records", sa.Column("subtype", sa.String(length=100), nullable=True))
     if context.is_offline_mode():
@@ -210,12 +248,14 @@ def upgrade() -> None:
         return
     _swap_records_metadata(sa.LargeBinary(), _pack, with_types=True)
     _rewrite("deposits", ("id",), ("metadata",), lambda row: {**row, "metadata": _pack(row["metadata"])})
+    _share_published_metadata()
     _rewrite("renditions", ("record_id", "format"), ("body",), lambda row: {**row, "body": _pack(row["body"])})
     _rewrite("built_records", ("record_id",), ("record", "document"), _strip, read=("engine",))
 
 
 def downgrade() -> None:
     if not context.is_offline_mode():
+        _own_published_metadata()
         _swap_records_metadata(sa.JSON(), orjson.loads, with_types=False)  # written by the JSON type, as before
         op.execute("ALTER TABLE records DROP COLUMN subtype")
         op.execute("ALTER TABLE records DROP COLUMN upload_type")
@@ -225,6 +265,7 @@ def downgrade() -> None:
     if not _offline_sqlite():
         with op.batch_alter_table("deposits", schema=None) as batch_op:
             batch_op.alter_column("metadata", existing_type=sa.LargeBinary(), type_=sa.JSON(),
-                                  existing_nullable=False, postgresql_using="convert_from(metadata, 'UTF8')::json")
+                                  existing_nullable=True, nullable=False,
+                                  postgresql_using="convert_from(metadata, 'UTF8')::json")
     if not context.is_offline_mode() and op.get_bind().dialect.name == "sqlite":
         op.execute("UPDATE deposits SET metadata = CAST(metadata AS TEXT)")  # JSON text, as stored before
