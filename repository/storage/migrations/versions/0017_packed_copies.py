@@ -8,6 +8,9 @@ and subtype, which OAI-PMH's type sets select on in SQL, get columns of their ow
 records.metadata changes type through a new column (added, filled, the old one dropped, the new one renamed):
 on SQLite a change of type copies the table, and dropping `records` there would delete the rows that refer to it.
 
+The files do not shrink by themselves: the space freed is reused by later writes; to give it back, run `VACUUM`
+(SQLite) or `VACUUM FULL` (PostgreSQL; or pg_repack without the exclusive lock) after upgrading.
+
 The logic is copied here rather than imported, so that later changes of the code cannot change this migration.
 Offline (`migrate --sql`) only the column type changes: the rows keep their unpacked values, which the packed
 columns read as they are.
