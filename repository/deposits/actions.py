@@ -20,8 +20,9 @@ from repository.files import buckets, multipart
 from repository.indexing import outbox
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.build import get_record_row, touch_versions
-from repository.storage.tables.deposits import concepts, deposits, records
+from repository.storage.tables.deposits import concepts, deposit_select, deposits, records
 from repository.timeutil import utcnow
+from repository.vocabularies.resource_types import type_columns
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class Context:
 
 def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False) -> dict:
     """The caller's deposition; NotFound for anyone else's (existence stays hidden)."""
-    query = select(deposits).where(deposits.c.id == dep_id)
+    query = deposit_select().where(deposits.c.id == dep_id)
     if lock:
-        query = query.with_for_update()
+        query = query.with_for_update(of=deposits)
     row = conn.execute(query).mappings().first()
     if row is None or row["owner_id"] != owner_id:
         raise NotFound("Deposition not found.")
@@ -203,6 +204,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 conceptrecid=dep["conceptrecid"],
                 owner_id=owner_id,
                 metadata=metadata,
+                **type_columns(metadata),
                 doi=doi.lower(),
                 doi_external=dep["doi_external"],
                 bucket_id=buckets.snapshot(conn, dep["bucket_id"], locked=True),
@@ -230,6 +232,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
             .where(records.c.id == recid)
             .values(
                 metadata=metadata,
+                **type_columns(metadata),
                 revision=records.c.revision + 1,
                 updated=now,
                 integrated=dep["doi_external"],
@@ -239,7 +242,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     conn.execute(
         update(deposits)
         .where(deposits.c.id == recid)
-        .values(status="published", editing=False, metadata=metadata, modified=now)
+        .values(status="published", editing=False, metadata=None, modified=now)  # the record's: see deposit_select
     )
     from repository.communities import inclusions, notifications
 
@@ -300,11 +303,11 @@ def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if not dep["editing"]:
         raise BadRequest("The deposition is not being edited: there is nothing to discard.")
-    record = _published_record(conn, dep_id)
+    _published_record(conn, dep_id)  # raises if the record is missing: the metadata is about to become its
     conn.execute(
         update(deposits)
         .where(deposits.c.id == dep_id)
-        .values(editing=False, metadata=record["metadata"], modified=utcnow())
+        .values(editing=False, metadata=None, modified=utcnow())  # the record's again: see deposit_select
     )
 
 

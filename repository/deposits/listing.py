@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from repository.config import Settings
 from repository.errors import BadRequest, field_error
-from repository.storage.tables.deposits import deposits
+from repository.storage.tables.deposits import deposit_select, deposits
 from repository.vocabularies.listing import parse_page
 
 
@@ -44,7 +44,7 @@ def list_deposits(
     paging = parse_page(args)
     page, size = paging.number, paging.size
 
-    query = select(deposits).where(deposits.c.owner_id == owner_id)
+    query = deposit_select().where(deposits.c.owner_id == owner_id)
     rows = [dict(r) for r in conn.execute(query.order_by(deposits.c.modified.desc(), deposits.c.id.desc())).mappings()]
     if not _truthy(args.get("all_versions")):
         rows = latest_versions(rows)

@@ -13,7 +13,7 @@ from repository.config import Settings
 from repository.deposits import pids
 from repository.files import buckets
 from repository.metadata import METADATA_KEYS
-from repository.storage.tables.deposits import concepts, deposits, records
+from repository.storage.tables.deposits import concepts, deposit_select, deposits, records
 from repository.timeutil import isoformat
 
 
@@ -78,7 +78,7 @@ def render_many(conn: Connection, settings: Settings, rows: list[dict]) -> list[
 
 
 def render(conn: Connection, settings: Settings, dep_id: int) -> dict:
-    row = conn.execute(select(deposits).where(deposits.c.id == dep_id)).mappings().one()
+    row = conn.execute(deposit_select().where(deposits.c.id == dep_id)).mappings().one()
     return render_many(conn, settings, [dict(row)])[0]
 
 

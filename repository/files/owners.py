@@ -9,13 +9,13 @@ from sqlalchemy import Connection, select
 from repository.accounts.tokens import Identity
 from repository.errors import Forbidden, NotFound
 from repository.records.access import can_read_files
-from repository.storage.tables.deposits import deposits, records
+from repository.storage.tables.deposits import deposit_select, deposits, records
 
 
 def writable_deposit(conn: Connection, bucket_id: str, who: Identity) -> dict:
     """The deposit of `who` owning `bucket_id`: NotFound for anyone else, Forbidden (403) on a bucket of one of
     their records (locked)."""
-    dep = conn.execute(select(deposits).where(deposits.c.bucket_id == bucket_id)).mappings().first()
+    dep = conn.execute(deposit_select().where(deposits.c.bucket_id == bucket_id)).mappings().first()
     if dep is not None and dep["owner_id"] == who.user_id:
         return dict(dep)
     rec = conn.execute(select(records.c.owner_id).where(records.c.bucket_id == bucket_id)).first()

@@ -42,6 +42,7 @@ from repository.storage.tables.deposits import (
     records,
 )
 from repository.vocabularies.lookups import DatabaseLookups
+from repository.vocabularies.resource_types import type_columns
 
 BATCH_RECORDS = 1000
 FILE_THREADS = 4  # files are written without their own fsyncs (one syncfs per batch): a few writers suffice
@@ -230,11 +231,12 @@ class BulkLoader:
                 doi = pids.service_doi(settings, recid)
                 rows["deposits"].append({
                     "id": recid, "conceptrecid": concept_id, "owner_id": concept.owner_id, "status": "published",
-                    "editing": False, "metadata": version.metadata, "doi": doi, "doi_external": False,
+                    "editing": False, "metadata": None, "doi": doi, "doi_external": False,  # the record's
                     "prereserved": False, "bucket_id": deposit_bucket, "created": now, "modified": now})
                 rows["records"].append({
                     "id": recid, "conceptrecid": concept_id, "owner_id": concept.owner_id,
-                    "metadata": version.metadata, "doi": doi.lower(), "doi_external": False,
+                    "metadata": version.metadata, **type_columns(version.metadata), "doi": doi.lower(),
+                    "doi_external": False,
                     "bucket_id": record_bucket, "revision": 1, "integrated": True,
                     "embargo_until": _embargo_until(version.metadata), "created": now, "updated": now,
                     "deleted": None, "views": 0, "downloads": 0, "volume": 0})

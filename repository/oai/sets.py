@@ -55,17 +55,15 @@ def record_sets(metadata: dict, accepted: list[str]) -> list[str]:
     return specs
 
 
-def _json_text(key: str) -> ColumnElement:
-    return records.c.metadata[key].as_string()
-
-
 # The metadata fields a record's type sets come from: read in SQL, so that a page of headers needs no metadata.
 TYPE_FIELDS = ("upload_type", *sorted(set(SUBTYPE_FIELD.values())))
 
 
 def type_columns() -> list[ColumnElement]:
-    """`TYPE_FIELDS` as labelled columns of `records` (NULL where absent)."""
-    return [_json_text(name).label(name) for name in TYPE_FIELDS]
+    """`TYPE_FIELDS` as labelled columns of `records` (NULL where absent). The records row keeps the subtype of
+    its own upload_type only, which is the one `record_sets` reads."""
+    return [records.c.upload_type.label("upload_type"),
+            *(records.c.subtype.label(name) for name in TYPE_FIELDS[1:])]
 
 
 def set_filter(spec: str) -> ColumnElement | None:
@@ -80,9 +78,9 @@ def set_filter(spec: str) -> ColumnElement | None:
         rt = parse_resource_type_id(spec[len(TYPE) :])
         if rt is None:
             return None
-        condition = _json_text("upload_type") == rt.type
+        condition = records.c.upload_type == rt.type
         if rt.subtype:
-            condition = and_(condition, _json_text(SUBTYPE_FIELD[rt.type]) == rt.subtype)
+            condition = and_(condition, records.c.subtype == rt.subtype)
         return condition
     return None
 

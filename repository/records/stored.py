@@ -1,7 +1,10 @@
 """Records as last given to the search index (table `built_records`): each row holds the built public record and the
 same document in the form its engine loads directly, written before every index write (a crash in between leaves a
 copy newer than the index, which the outbox retry overwrites). A reindex streams these documents instead of building
-every record again, and rebuilds (and stores) only the rows that are missing or stale."""
+every record again, and rebuilds (and stores) only the rows that are missing or stale.
+
+Both are stored compressed (storage.packing), and the document without the record it carries when that is the
+stored record itself (nearly always: see `stored_document`): the record is then stored once, not twice."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from repository.records.build import build_records, current_stats, get_record_ro
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
+from repository.search.mapping import SOURCE_FIELD
 from repository.storage import Database
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
@@ -58,17 +62,43 @@ def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: 
     return Derived(rows, built, data, [to_index_document(record) for record in built], ready)
 
 
+# How built_records.document begins: the engine document without its SOURCE_FIELD, which is the stored record
+# (`search.with_source` puts it back), or the whole engine document.
+WITHOUT_SOURCE, WHOLE = b"S", b"F"
+
+
+def stored_document(search: SearchBackend, record: dict, data: bytes, doc: dict) -> bytes:
+    """What built_records.document keeps of index document `doc` of built record `record` (`data`: its orjson
+    bytes): without the record it carries when that is `record` itself. It is not when the index gets the record
+    without something the public record shows (an embargoed record whose files are open but empty: search hits
+    show no `files` key)."""
+    source = doc.get(SOURCE_FIELD)
+    if source is record or orjson.dumps(source) == data:
+        return WITHOUT_SOURCE + search.engine_document({k: v for k, v in doc.items() if k != SOURCE_FIELD})
+    return WHOLE + search.engine_document(doc)
+
+
+def engine_document(search: SearchBackend, document: bytes, record: bytes) -> bytes:
+    """The engine-ready document of stored built_records `document` and `record`."""
+    if document[:1] == WITHOUT_SOURCE:
+        return search.with_source(document[1:], record)
+    if document[:1] == WHOLE:
+        return document[1:]
+    return document  # stored before migration 0017 rewrote it
+
+
 def save(conn: Connection, settings: Settings, search: SearchBackend, derived: Derived) -> list[Entry]:
     """Upsert the built_records rows and renditions of `derived` (a stored row of a newer revision is kept); to be
     written before the index. Returns the engine-ready documents."""
     engine = form(settings, search)
     values = [{"record_id": row["id"], "revision": row["revision"], "updated": row["updated"], "record": data,
                "digest": renditions.source_digest(data).hex(), "engine": engine,
-               "document": search.engine_document(doc)}
-              for row, data, doc in zip(derived.rows, derived.data, derived.docs, strict=True)]  # fmt: skip
+               "document": stored_document(search, record, data, doc)}
+              for row, record, data, doc in zip(derived.rows, derived.built, derived.data, derived.docs,
+                                                strict=True)]  # fmt: skip
     upsert(conn, built_records, values, ("record_id",), replace_if=lambda old, new: old.revision <= new.revision)
     renditions.store(conn, derived.renditions)
-    return [(v["record_id"], v["revision"], v["document"]) for v in values]
+    return [(v["record_id"], v["revision"], engine_document(search, v["document"], v["record"])) for v in values]
 
 
 def stored_record(conn: Connection, settings: Settings, search: SearchBackend, row: dict,
@@ -104,11 +134,12 @@ def documents(db: Database, settings: Settings, search: SearchBackend, batch: in
     fresh = and_(built_records.c.revision == records.c.revision, built_records.c.updated == records.c.updated,
                  built_records.c.engine == form(settings, search))
     document = null() if rebuild_all else case((fresh, built_records.c.document), else_=null())
+    record = null() if rebuild_all else case((fresh, built_records.c.record), else_=null())
     last = 0
     while True:
         with db.scan() as conn:
             rows = conn.execute(
-                select(records.c.id, records.c.revision, document.label("document"))
+                select(records.c.id, records.c.revision, document.label("document"), record.label("record"))
                 .select_from(records.outerjoin(built_records, built_records.c.record_id == records.c.id))
                 .where(records.c.id > last, records.c.deleted.is_(None))
                 .order_by(records.c.id)
@@ -118,7 +149,8 @@ def documents(db: Database, settings: Settings, search: SearchBackend, batch: in
             return
         stale = [row.id for row in rows if row.document is None]
         rebuilt = {entry[0]: entry for entry in _rebuild(db, settings, search, stale)} if stale else {}
-        yield [(row.id, row.revision, row.document) if row.document is not None else rebuilt[row.id]
+        yield [(row.id, row.revision, engine_document(search, row.document, row.record))
+               if row.document is not None else rebuilt[row.id]
                for row in rows if row.document is not None or row.id in rebuilt]
         last = rows[-1].id
 

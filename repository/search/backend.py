@@ -55,6 +55,10 @@ class SearchBackend(Protocol):
     def engine_document(self, doc: dict[str, Any]) -> bytes:
         """An index document in the form the engine loads with no work per field (`load_documents`)."""
 
+    def with_source(self, document: bytes, record: bytes) -> bytes:
+        """`document` (an `engine_document` made without SOURCE_FIELD) with `record` (orjson bytes) as that field:
+        what `engine_document` gives for the whole document, up to the order of its keys."""
+
     def load_documents(self, documents: Iterable[tuple[int, int, bytes]]) -> int:
         """Load (recid, revision, engine_document) into the new index the fastest way; returns how many."""
 

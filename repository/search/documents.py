@@ -135,6 +135,14 @@ def stored_record(record: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def add_member(document: bytes, member: bytes) -> bytes:
+    """Serialized JSON object `document` with `member` (`"key":value`, serialized) added last."""
+    body = document.rstrip()
+    if body == b"{}":
+        return b"{" + member + b"}"
+    return body[:-1] + b"," + member + b"}"
+
+
 def to_index_document(record: dict[str, Any]) -> dict[str, Any]:
     """Flatten a v1 record into the index document; the whole record rides along under `record`."""
     meta = record.get("metadata") or {}

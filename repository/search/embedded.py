@@ -27,6 +27,7 @@ from repository.search.tantivy_query import (
     int_column,
     stored_source,
     to_tantivy_json,
+    with_source_json,
 )
 from repository.search.writer_lease import LOCK, WriterLease
 
@@ -125,6 +126,9 @@ class EmbeddedBackend:
     def engine_document(self, doc: dict[str, Any]) -> bytes:
         """The index document in the form `load_documents` takes: JSON that tantivy parses against the schema."""
         return to_tantivy_json(doc, self.fields)
+
+    def with_source(self, document: bytes, record: bytes) -> bytes:
+        return with_source_json(document, record)
 
     def _entries(self, docs: list[dict[str, Any]]) -> list[Entry]:
         latest = {d["recid"]: d for d in docs}  # the same record twice in one batch: keep the last

@@ -14,7 +14,7 @@ from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
 from repository.errors import ServiceUnavailable
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
-from repository.search.documents import DOCUMENT_VERSION
+from repository.search.documents import DOCUMENT_VERSION, add_member
 from repository.search.mapping import SOURCE_FIELD, load_template, template_digest
 from repository.search.params import SearchRequest
 from repository.search.query import (
@@ -272,6 +272,9 @@ class OpenSearchBackend:
     def engine_document(self, doc: dict[str, Any]) -> bytes:
         """The index document as the `_bulk` body line that indexes it."""
         return orjson.dumps(doc)
+
+    def with_source(self, document: bytes, record: bytes) -> bytes:
+        return add_member(document, b'"%s":%s' % (SOURCE_FIELD.encode(), record))
 
     def load_documents(self, documents: Iterable[tuple[int, int, bytes]], batch_size: int = 2000) -> int:
         """Bulk load engine-ready documents into the index being built, as NDJSON written with no serialization

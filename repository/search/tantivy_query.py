@@ -11,6 +11,7 @@ from typing import Any, cast
 import orjson
 import tantivy
 
+from repository.search.documents import add_member
 from repository.search.mapping import SOURCE_FIELD, Field
 from repository.search.query import (
     Exists,
@@ -144,6 +145,12 @@ def to_tantivy_json(doc: dict[str, Any], field_map: dict[str, Field]) -> bytes:
     # ASCII only (\u escapes): the load then hands each document to the engine without converting it to and from
     # a Python str of wider characters (an eighth of its time).
     return json.dumps(out, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def with_source_json(document: bytes, record: bytes) -> bytes:
+    """A `to_tantivy_json` document made without SOURCE_FIELD, with `record` (orjson bytes) added as that field
+    (base64, as `to_tantivy_json` writes it): the stored copy keeps the record once (records/stored.py)."""
+    return add_member(document, b'"%s":"%s"' % (SOURCE_FIELD.encode(), base64.b64encode(record)))
 
 
 def wildcard_regex(pattern: str) -> str:

@@ -26,6 +26,14 @@ IMAGE_TYPES: tuple[str, ...] = _subtypes("image")
 SUBTYPE_FIELD: dict[str, str] = {"publication": "publication_type", "image": "image_type"}
 
 
+def type_columns(metadata: dict) -> dict[str, str | None]:
+    """The `upload_type` and `subtype` columns of a records row of deposit `metadata`: what OAI-PMH's type sets
+    select on, since the metadata is stored compressed (records.metadata)."""
+    upload_type = metadata.get("upload_type") or None
+    field = SUBTYPE_FIELD.get(upload_type) if isinstance(upload_type, str) else None
+    return {"upload_type": upload_type, "subtype": (metadata.get(field) or None) if field else None}
+
+
 def get_resource_type(type_: str, subtype: str | None = None) -> ResourceType | None:
     """The vocabulary entry for a type and optional subtype, or None if there is none."""
     return RESOURCE_TYPES.get(f"{type_}-{subtype}" if subtype else type_)

@@ -19,6 +19,7 @@ from repository.deposits import pids
 from repository.storage import Database
 from repository.storage.tables.core import communities
 from repository.storage.tables.deposits import buckets, community_requests, concepts, recids, records
+from repository.vocabularies.resource_types import type_columns
 
 BATCH = 500
 # upload_type and its subtype field, cycled through the generated records.
@@ -100,9 +101,10 @@ def insert_records(
                 }
             )
             bucket_rows.append({"id": bucket, "locked": True, "created": stamp, "updated": stamp})
+            metadata = deposit_metadata(n, TYPES[n % len(TYPES)], [community] if member else [])
             record_rows.append({
                 "id": recid, "conceptrecid": concept_id, "owner_id": owner, "doi": pids.service_doi(settings, recid),
-                "metadata": deposit_metadata(n, TYPES[n % len(TYPES)], [community] if member else []),
+                "metadata": metadata, **type_columns(metadata),
                 "doi_external": False, "bucket_id": bucket, "revision": 1, "integrated": True, "created": stamp,
                 "updated": stamp, "deleted": None, "views": 0, "downloads": 0, "volume": 0,
             })  # fmt: skip

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -15,8 +14,13 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    select,
+    type_coerce,
 )
+from sqlalchemy.sql import Select
 
+from repository.storage.packing import PackedJSON
 from repository.storage.tables.core import metadata
 
 # One sequence for concept ids and record ids: a deposition's id is the id of the record it becomes.
@@ -82,7 +86,9 @@ deposits = Table(
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False, index=True),
     Column("status", String(16), nullable=False),  # draft | published
     Column("editing", Boolean, nullable=False, default=False),  # a published deposit unlocked by edit
-    Column("metadata", JSON, nullable=False),
+    # Compressed: the form's metadata is read and written whole, never queried inside by SQL. NULL while the
+    # deposit is published and not being edited: it is then its record's (read deposits with `deposit_select`).
+    Column("metadata", PackedJSON, nullable=True),
     Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
@@ -97,7 +103,12 @@ records = Table(
     Column("id", Integer, ForeignKey("recids.id"), primary_key=True),
     Column("conceptrecid", Integer, ForeignKey("concepts.id"), nullable=False, index=True),
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False),
-    Column("metadata", JSON, nullable=False),  # deposit-form metadata as published
+    # Deposit-form metadata as published, compressed; what SQL selects on is in the columns below.
+    Column("metadata", PackedJSON, nullable=False),
+    # Its `upload_type` and the subtype field of that type (vocabularies.resource_types.type_columns): the OAI-PMH
+    # type sets.
+    Column("upload_type", String(100), nullable=True),
+    Column("subtype", String(100), nullable=True),
     Column("doi", String(255), nullable=False, unique=True),
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False, index=True),
@@ -156,3 +167,11 @@ outbox = Table(
     Column("done", DateTime, nullable=True),
     Index("ix_outbox_pending", "done", "id"),
 )
+
+
+def deposit_select() -> Select:
+    """SELECT of whole deposits rows, their `metadata` their own or (NULL: published, not being edited) their
+    published record's, which is the same: kept once."""
+    own = [column for column in deposits.c if column.name != "metadata"]
+    metadata = type_coerce(func.coalesce(deposits.c.metadata, records.c.metadata), PackedJSON).label("metadata")
+    return select(*own, metadata).select_from(deposits.outerjoin(records, records.c.id == deposits.c.id))

@@ -4,20 +4,23 @@ rewritten whenever the record is indexed, and is rebuilt from the records when m
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Integer, LargeBinary, String, Table
+from sqlalchemy import Column, DateTime, ForeignKey, Integer, String, Table
 
+from repository.storage.packing import Packed
 from repository.storage.tables.core import metadata
 
 # The record as last given to the search index: the built public record (orjson) and the same document in the
-# form its engine loads directly (`engine` names that form and its version, so a change of either is a rebuild).
+# form its engine loads directly (`engine` names that form and its version, so a change of either is a rebuild),
+# both compressed. The document is kept without the record it carries when that is `record` itself (see
+# records/stored.py: `b"S"` + the document without it, or `b"F"` + the whole document), so it is not stored twice.
 built_records = Table(
     "built_records",
     metadata,
     Column("record_id", Integer, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True),
     Column("revision", Integer, nullable=False),
-    Column("record", LargeBinary, nullable=False),
+    Column("record", Packed, nullable=False),
     Column("engine", String(32), nullable=False),
-    Column("document", LargeBinary, nullable=False),
+    Column("document", Packed, nullable=False),
     Column("updated", DateTime, nullable=False),
     # SHA-256 of `record` (hex), what renditions are keyed by: a harvest checks them without reading the records.
     # NULL in rows stored before migration 0010 (then computed from `record` when needed).
@@ -32,5 +35,5 @@ renditions = Table(
     Column("record_id", Integer, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True),
     Column("format", String(32), primary_key=True),
     Column("digest", String(64), nullable=False),
-    Column("body", LargeBinary, nullable=False),
+    Column("body", Packed, nullable=False)  # compressed,
 )
