@@ -84,7 +84,7 @@ def engine_document(search: SearchBackend, document: bytes, record: bytes) -> by
         return search.with_source(document[1:], record)
     if document[:1] == WHOLE:
         return document[1:]
-    return document  # stored before migration 0017 rewrote it
+    return document  # stored before migration 0016 rewrote it
 
 
 def save(conn: Connection, settings: Settings, search: SearchBackend, derived: Derived) -> list[Entry]:

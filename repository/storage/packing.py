@@ -4,7 +4,7 @@ database read per record then shrinks with them, which is what keeps reads acros
 
 A packed value is one zstd frame, recognised by the frame's magic number; anything else is read as it is (a JSON
 or XML value never starts with those bytes), so a column holds old unpacked values and packed ones alike while
-migration 0017 rewrites them, and the downgrade only has to unpack.
+migration 0016 rewrites them, and the downgrade only has to unpack.
 """
 
 from __future__ import annotations

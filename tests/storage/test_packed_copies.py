@@ -1,4 +1,4 @@
-"""Migration 0017 (packed copies): stored copies are compressed and the index document does not repeat the record;
+"""Migration 0016 (packed copies): stored copies are compressed and the index document does not repeat the record;
 the downgrade writes the rows of before back, and upgrading those again serves every answer byte for byte as
 before (record JSON and exports, OAI-PMH in the prerendered formats, the deposit, search after a reindex)."""
 
@@ -86,7 +86,7 @@ def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, s
         old = conn.exec_driver_sql("SELECT record, document FROM built_records").all()
         form = conn.exec_driver_sql("SELECT metadata FROM deposits UNION ALL SELECT metadata FROM records").all()
         bodies = conn.exec_driver_sql("SELECT body FROM renditions").all()
-    for record, document in old:  # as written before 0017: whole, unpacked, the record inside the document
+    for record, document in old:  # as written before 0016: whole, unpacked, the record inside the document
         assert bytes(record)[:1] == b"{" and b'"record":' in bytes(document)
     assert all(bytes(body)[:1] == b"<" for (body,) in bodies)
     assert all(isinstance(value, dict) or json.loads(value) for (value,) in form)  # no NULL left either

@@ -15,7 +15,7 @@ The logic is copied here rather than imported, so that later changes of the code
 Offline (`migrate --sql`) only the column type changes: the rows keep their unpacked values, which the packed
 columns read as they are.
 
-Revision ID: 0017
+Revision ID: 0016
 Revises: 0015
 Create Date: 2026-11-24
 """
@@ -35,7 +35,7 @@ try:
 except ImportError:
     from backports import zstd  # type: ignore[no-redef,unused-ignore]
 
-revision = "0017"
+revision = "0016"
 down_revision = "0015"
 branch_labels = None
 depends_on = None
