@@ -61,3 +61,14 @@ def sign_in(client: FlaskClient, email: str, password: str, next_url: str | None
 
 def sign_out(client: FlaskClient) -> Any:
     return post_form(client, "/logout/", {})
+
+
+def signed_in(client: FlaskClient, app: Flask, email: str, password: str) -> None:
+    """Sign up, confirm and sign in as `email` in `client`'s cookie jar."""
+    sign_up_and_confirm(client, app, email, password)
+    assert sign_in(client, email, password).status_code in (302, 303)
+
+
+def session_headers(client: FlaskClient, page: str = "/deposit") -> dict[str, str]:
+    """What a page's own API calls carry in the browser: the CSRF token of the page and a Referer of this site."""
+    return {"X-CSRFToken": csrf_from(client.get(page).get_data()), **referer(page)}

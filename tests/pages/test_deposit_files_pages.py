@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.factories import metadata
 from helpers.http import download, https_client
-from helpers.pages import csrf_from, referer, sign_in, sign_up_and_confirm
+from helpers.pages import csrf_from, referer, session_headers, signed_in
 from werkzeug.datastructures import FileStorage
 from werkzeug.test import stream_encode_multipart
 
@@ -20,16 +20,6 @@ from app import create_app
 
 PASSWORD = "correct horse battery"
 API = "/api/deposit/depositions"
-
-
-def signed_in(client, app, email: str) -> None:  # type: ignore[no-untyped-def]
-    sign_up_and_confirm(client, app, email, PASSWORD)
-    assert sign_in(client, email, PASSWORD).status_code in (302, 303)
-
-
-def session_headers(client) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """What the browser's own API calls carry: the page's CSRF token and a Referer of this site."""
-    return {"X-CSRFToken": csrf_from(client.get("/deposit").get_data()), **referer("/deposit")}
 
 
 def new_draft(client, **overrides) -> dict:  # type: ignore[no-untyped-def]
@@ -68,7 +58,7 @@ def notice(html: str) -> str:
 
 @pytest.fixture
 def owner(client, app):  # type: ignore[no-untyped-def]
-    signed_in(client, app, "owner@example.org")
+    signed_in(client, app, "owner@example.org", PASSWORD)
     return client
 
 
@@ -160,7 +150,7 @@ def test_another_users_deposition_is_not_found(owner, app):
     other = https_client(app)
     guest = other.get(f"/deposit/{dep['id']}/files")
     assert guest.status_code == 302 and "/login/" in guest.headers["Location"]  # a guest signs in first
-    signed_in(other, app, "other@example.org")
+    signed_in(other, app, "other@example.org", PASSWORD)
     assert other.get(f"/deposit/{dep['id']}/files").status_code == 404
     token = csrf_from(other.get("/deposit").get_data())
     page = f"/deposit/{dep['id']}/files"
@@ -192,7 +182,7 @@ def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
     application = create_app(make_settings(BUCKET_QUOTA_BYTES=1000))
     try:
         client = https_client(application)
-        signed_in(client, application, "owner@example.org")
+        signed_in(client, application, "owner@example.org", PASSWORD)
         dep = new_draft(client)
         assert upload(client, dep["id"], ("a.bin", b"x" * 600)).status_code == 303
         refused = upload(client, dep["id"], ("b.bin", b"y" * 600))

@@ -9,32 +9,23 @@ import re
 import pytest
 from helpers.factories import metadata
 from helpers.http import https_client
-from helpers.pages import csrf_from, referer, sign_in, sign_up_and_confirm
+from helpers.pages import session_headers, signed_in
 
 PASSWORD = "correct horse battery"
 API = "/api/deposit/depositions"
 
 
-def signed_in(client, app, email: str) -> None:  # type: ignore[no-untyped-def]
-    sign_up_and_confirm(client, app, email, PASSWORD)
-    assert sign_in(client, email, PASSWORD).status_code in (302, 303)
-
-
-def headers(client) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    return {"X-CSRFToken": csrf_from(client.get("/deposit").get_data()), **referer("/deposit")}
-
-
 def draft(client, title: str, **overrides) -> int:  # type: ignore[no-untyped-def]
-    created = client.post(API, json={"metadata": metadata(title=title, **overrides)}, headers=headers(client))
+    created = client.post(API, json={"metadata": metadata(title=title, **overrides)}, headers=session_headers(client))
     assert created.status_code == 201, created.json
     return int(created.json["id"])
 
 
 def publish(client, dep_id: int) -> None:  # type: ignore[no-untyped-def]
     sent = client.post(f"{API}/{dep_id}/files", data={"file": (io.BytesIO(b"a,b\n"), "data.csv")},
-                       headers=headers(client), content_type="multipart/form-data")
+                       headers=session_headers(client), content_type="multipart/form-data")
     assert sent.status_code == 201, sent.json
-    assert client.post(f"{API}/{dep_id}/actions/publish", headers=headers(client)).status_code == 202
+    assert client.post(f"{API}/{dep_id}/actions/publish", headers=session_headers(client)).status_code == 202
 
 
 def listed(html: str) -> list[str]:
@@ -51,7 +42,7 @@ def page(client, query: str = "", status: int = 200) -> str:  # type: ignore[no-
 
 @pytest.fixture
 def owner(client, app):  # type: ignore[no-untyped-def]
-    signed_in(client, app, "owner@example.org")
+    signed_in(client, app, "owner@example.org", PASSWORD)
     return client
 
 
@@ -74,10 +65,10 @@ def test_states_links_and_only_ones_own(owner, app):
     publish(owner, published)
     edited = draft(owner, "Permafrost cores")
     publish(owner, edited)
-    assert owner.post(f"{API}/{edited}/actions/edit", headers=headers(owner)).status_code == 201
+    assert owner.post(f"{API}/{edited}/actions/edit", headers=session_headers(owner)).status_code == 201
 
     other = https_client(app)
-    signed_in(other, app, "other@example.org")
+    signed_in(other, app, "other@example.org", PASSWORD)
     draft(other, "Someone else's upload")
 
     html = page(owner)
@@ -95,7 +86,7 @@ def test_states_links_and_only_ones_own(owner, app):
     assert listed(page(owner, "?status=draft")) == ["Permafrost cores", "Alpine lake temperatures"]
     assert listed(page(owner, "?status=published")) == ["Permafrost cores", "Glacier mass balance"]
 
-    made = owner.post(f"{API}/{published}/actions/newversion", headers=headers(owner))
+    made = owner.post(f"{API}/{published}/actions/newversion", headers=session_headers(owner))
     assert made.status_code == 201
     new_id = int(made.json["links"]["latest_draft"].rsplit("/", 1)[1])
     html = page(owner)
