@@ -79,6 +79,7 @@ class EmbeddedBackend:
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
+        self._present: tuple[frozenset[int], dict[int, bool]] | None = None  # see _matches
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.root / CURRENT).exists():
             with self._writing():
@@ -241,11 +242,21 @@ class EmbeddedBackend:
         return frozenset(touched)
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
-        """True when one of `recids` matches `node` in `state`."""
+        """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
         searcher = state.searcher
+        # Term queries, not a term set: the engine leads an intersection with its smallest clause by the clauses'
+        # size hints, and a term set's hint is the whole segment (it costs a scan of the other clause's matches).
+        ids = [tantivy.Query.term_query(self.schema, "recid", r) for r in sorted(recids)]
+        any_of = ids[0] if len(ids) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in ids])
+        if self._present is None or self._present[0] is not recids:
+            self._present = (recids, {})
+        present = self._present[1]
+        if id(state) not in present:  # none of them before a publish, none after a take-down: nothing to match
+            present[id(state)] = hit_count(searcher.search(any_of, 1)) > 0
+        if not present[id(state)]:
+            return False
         narrowed = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_set_query(self.schema, "recid", sorted(recids))),
-            (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+            (tantivy.Occur.Must, any_of), (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
         return hit_count(searcher.search(narrowed, 1)) > 0
 
     def _journal(self, name: str) -> Path:
