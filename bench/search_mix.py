@@ -260,17 +260,71 @@ def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
     return out
 
 
+def replay_in_process(instance: str, requests: int = 3000, every: int = 100, seed: int = 19) -> dict[str, Any]:
+    """The mix replayed in one process against the instance's index, with a publish (a new record) every `every`
+    searches, once with the cache as it is (answers brought up to date by each commit) and once with every answer
+    dropped at each commit (what the cache did before): milliseconds of search per request. No server, no TLS, no
+    other process: the difference between the two is the cache's alone."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from werkzeug.datastructures import MultiDict
+
+    from repository.config import Settings
+    from repository.search.documents import to_index_document
+    from repository.search.embedded import EmbeddedBackend
+    from repository.search.open import open_from_settings
+    from repository.search.params import parse_search_args
+
+    settings = Settings.build(INSTANCE_PATH=instance)
+    paths = build_mix(instance, seed=seed, requests=requests)["paths"]
+    words = corpus_terms(instance, 1000)["words"][:200]
+    parsed = [parse_search_args(MultiDict(parse_qsl(urlsplit(p).query))) for p in paths]
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"requests": requests, "publish_every": every}
+    for mode in ("kept", "dropped", "kept", "dropped"):  # alternating, so drift hits both
+        backend = open_from_settings(settings)
+        assert isinstance(backend, EmbeddedBackend)
+        if mode == "dropped":
+            backend.results._touched = None
+        template = backend.search(parsed[0]).hits[0]
+        started = time.process_time()
+        searching = 0.0
+        for position, req in enumerate(parsed):
+            if position and position % every == 0:
+                recid = 90_000_000 + rng.randrange(10_000_000)
+                title = " ".join(rng.choice(words) for _ in range(4))
+                record = {**template, "id": recid, "metadata": {**template["metadata"], "title": title}}
+                backend.index([to_index_document(record)])
+            begun = time.process_time()
+            backend.search(req)
+            searching += time.process_time() - begun
+        out.setdefault(mode, []).append(round(searching / requests * 1000, 3))
+        out.setdefault(f"{mode}_total_cpu_s", []).append(round(time.process_time() - started, 2))
+        cache = backend.results
+        out.setdefault(f"{mode}_upkeep_ms_per_commit", []).append(
+            round(cache.upkeep * 1000 / (requests // every), 1))
+        out.setdefault(f"{mode}_carried_dropped", []).append((cache.carried, cache.dropped))
+        backend._lease.end()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--publish", help=argparse.SUPPRESS)
     parser.add_argument("--instance", help="print the mix generated from this instance's corpus")
     parser.add_argument("--print-mix", type=int, default=20, help="how many of the most frequent searches to print")
+    parser.add_argument("--in-process", type=int, default=0, metavar="N",
+                        help="replay N requests of the mix in this process with a publish every 100 (writes to the "
+                             "instance's index): search CPU ms per request, cache kept vs dropped at each commit")
     args = parser.parse_args(argv)
     if args.publish:
         print(json.dumps(publish_stream(json.loads(args.publish))))
         return 0
     if not args.instance:
         parser.error("--instance is required")
+    if args.in_process:
+        print(json.dumps(replay_in_process(os.path.abspath(args.instance), args.in_process)))
+        return 0
     mix = build_mix(os.path.abspath(args.instance))
     print(f"{mix['requests']} requests, {mix['distinct']} distinct, top {MIX_TOP}: {mix['top100_share']:.0%}")
     for path, count in Counter(mix["paths"]).most_common(args.print_mix):

@@ -79,7 +79,7 @@ class EmbeddedBackend:
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
-        self._present: tuple[frozenset[int], dict[int, bool]] | None = None  # see _matches
+        self._probes: tuple[frozenset[int], dict[int, Any]] | None = None  # see _matches
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.root / CURRENT).exists():
             with self._writing():
@@ -243,21 +243,28 @@ class EmbeddedBackend:
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
-        searcher = state.searcher
+        if self._probes is None or self._probes[0] is not recids:
+            self._probes = (recids, {})
+        probes = self._probes[1]
+        if id(state) not in probes:
+            probes[id(state)] = self._probe(state, recids)
+        probe = probes[id(state)]
+        if probe is None:  # none of them before a publish, none after a take-down: nothing to match
+            return False
+        searcher, narrow = probe
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
+                                             (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+        return hit_count(searcher.search(query, 1)) > 0
+
+    def _probe(self, state: Snapshot, recids: frozenset[int]) -> tuple[tantivy.Searcher, tantivy.Query] | None:
+        """Where to ask whether `recids` match a query in `state`: None when the state holds none of them (before a
+        publish, after a take-down), else its searcher and a query narrowing any other to them. (A small in-memory
+        index of just their documents was tried: its commit alone costs ~50 ms, more than the checks it saves.)"""
         # Term queries, not a term set: the engine leads an intersection with its smallest clause by the clauses'
         # size hints, and a term set's hint is the whole segment (it costs a scan of the other clause's matches).
         ids = [tantivy.Query.term_query(self.schema, "recid", r) for r in sorted(recids)]
         any_of = ids[0] if len(ids) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in ids])
-        if self._present is None or self._present[0] is not recids:
-            self._present = (recids, {})
-        present = self._present[1]
-        if id(state) not in present:  # none of them before a publish, none after a take-down: nothing to match
-            present[id(state)] = hit_count(searcher.search(any_of, 1)) > 0
-        if not present[id(state)]:
-            return False
-        narrowed = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, any_of), (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
-        return hit_count(searcher.search(narrowed, 1)) > 0
+        return (state.searcher, any_of) if hit_count(state.searcher.search(any_of, 1)) else None
 
     def _journal(self, name: str) -> Path:
         return self.root / name / JOURNAL

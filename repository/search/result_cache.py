@@ -24,6 +24,7 @@ yet, the index was rebuilt and swapped in, the log was cut), everything is dropp
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ from repository.search.backend import SearchResult
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node
 
+# Seconds a process spends at each commit checking entries of each kind, the most recently used first; the rest
+# are dropped (one check costs ~0.1-1 ms, and a commit a second must not cost a worker much of a core).
+UPKEEP_BUDGET = 0.005
 V = TypeVar("V")
 S = TypeVar("S", bound="State")
 
@@ -61,6 +65,7 @@ class _Entry(Generic[V]):
     value: V
     node: Node  # the documents this answer depends on: those matching it
     volatile: bool  # depends on index-wide statistics too (relevance order): dropped at every commit
+    cost: float  # seconds it took to compute
 
 
 class ResultCache(Generic[S]):
@@ -80,6 +85,8 @@ class ResultCache(Generic[S]):
         self._state: S | None = None
         self._lock = threading.Lock()
         self.carried = self.dropped = 0  # entries kept or dropped by commits (for the benchmark's report)
+        self.upkeep = 0.0  # seconds spent bringing entries to new commits
+        self.check_cost = 0.0  # seconds one entry's check takes, a moving average: cheaper answers are dropped
 
     def get_or_compute(self, state: S, req: SearchRequest,
                        compute: Callable[[Callable[[], dict[str, Any]]], SearchResult],
@@ -106,14 +113,18 @@ class ResultCache(Generic[S]):
                 if known is not None:
                     self._facets.move_to_end(fkey)
                     return known.value
+            began = time.perf_counter()
             counted = aggregate()
-            self._store(self._facets, state, fkey, _Entry(counted, combined(req, with_post_filters=False), False))
+            self._store(self._facets, state, fkey, _Entry(counted, combined(req, with_post_filters=False), False,
+                                                          time.perf_counter() - began))
             return counted
 
+        began = time.perf_counter()
         result = compute(facets)  # outside the lock: concurrent misses compute in parallel rather than queue
+        cost = time.perf_counter() - began
         volatile = req.sort == "bestmatch" and not req.constant_score
         # The hits depend on the post-filters, the facets on the wider search: an answer depends on the wider one.
-        self._store(self._results, state, key, _Entry(result, combined(req, with_post_filters=False), volatile))
+        self._store(self._results, state, key, _Entry(result, combined(req, with_post_filters=False), volatile, cost))
         return result
 
     def _store(self, items: OrderedDict[Hashable, _Entry[V]], state: S, key: Hashable, entry: _Entry[V]) -> None:
@@ -132,6 +143,13 @@ class ResultCache(Generic[S]):
         self._state = state
         if old is None:
             return
+        began = time.perf_counter()
+        try:
+            self._bring(old, state)
+        finally:
+            self.upkeep += time.perf_counter() - began
+
+    def _bring(self, old: S, state: S) -> None:
         touched = self._touched(old, state) if self._touched is not None else None
         if touched is None or self._matches is None:
             self.dropped += len(self._results) + len(self._facets)
@@ -144,10 +162,17 @@ class ResultCache(Generic[S]):
     def _carry(self, items: OrderedDict[Hashable, _Entry[V]], old: S, new: S, touched: frozenset[int]) -> None:
         """Keep the entries that no touched record matched at `old` or matches at `new` (under the lock)."""
         assert self._matches is not None
-        for key, entry in list(items.items()):
-            if entry.volatile or (touched and (self._matches(old, entry.node, touched)
-                                               or self._matches(new, entry.node, touched))):
+        deadline = time.perf_counter() + UPKEEP_BUDGET
+        for key, entry in reversed(list(items.items())):  # the most recently used first
+            if entry.volatile or (touched and (entry.cost < self.check_cost or time.perf_counter() > deadline)):
+                del items[key]  # computing again costs less, or the commit's budget is spent
+                self.dropped += 1
+                continue
+            began = time.perf_counter()
+            if touched and (self._matches(old, entry.node, touched) or self._matches(new, entry.node, touched)):
                 del items[key]
                 self.dropped += 1
             else:
                 self.carried += 1
+            if touched:
+                self.check_cost += (time.perf_counter() - began - self.check_cost) * 0.05
