@@ -25,6 +25,11 @@ SIGN_IN = "/login/"
 def render_page(template: str, http_status: int = 200, **context: Any) -> Response:
     """A page of `templates/pages/`, with what the layout needs."""
     html = render_template(f"pages/{template}", site_name=services().settings.REPOSITORY_NAME, **context)
+    return page_response(html, http_status)
+
+
+def page_response(html: str, http_status: int = 200) -> Response:
+    """A rendered page as a response, with the headers every page carries."""
     response = Response(html, status=http_status, mimetype="text/html")
     # Pages with a form or someone's data are never cached by a shared cache, nor framed by another site.
     response.headers.setdefault("Cache-Control", "private, no-store")

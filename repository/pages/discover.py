@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -16,17 +17,18 @@ from typing import Any
 from urllib.parse import urlencode
 
 import orjson
-from flask import Blueprint, Response, render_template, request, session
+from flask import Blueprint, Response, current_app, render_template, request, session
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 
 from repository.communities import store
 from repository.errors import ApiError
-from repository.pages.base import render_page
+from repository.pages.base import page_response, render_page
 from repository.search.params import LINK_ARGS, page_links, parse_search_args
 from repository.vocabularies.listing import Page
 from repository.web.openapi import doc
 from repository.web.request import services
+from repository.web.session import COOKIE as SESSION_COOKIE
 from repository.web.session import current_user
 from serializers.vocabulary import TYPES, type_info
 
@@ -75,6 +77,7 @@ class SearchView:
     next_url: str | None = None
     error: ApiError | None = None
     key: bytes = b""  # what the facets and results show, digested (rendered_results' cache key)
+    rendered: Markup | None = None  # the facets and results as rendered before for the same key
     sorts: tuple[tuple[str, str], ...] = SORTS
 
     @property
@@ -251,7 +254,8 @@ def search_view(args: MultiDict, action: str, fixed: MultiDict | None = None) ->
     chosen = [v for k, v in view.state if k == "communities"]
     titles = community_titles(sorted({str(b["key"]) for b in buckets} | set(chosen))) if buckets or chosen else {}
     view.key = _content_key(view, result, titles)
-    if view.key not in _RENDERED:
+    view.rendered = _remembered("parts", view.key)
+    if view.rendered is None:
         view.cards = [card(r) for r in result.hits]
         view.facets = _facets(view, result.aggregations, titles)
     view.active = _active(view, titles)
@@ -262,8 +266,42 @@ def search_view(args: MultiDict, action: str, fixed: MultiDict | None = None) ->
 # state, the search's answer (hits, total, counts, cursor) and the community titles. A key is a digest of all of
 # it, so an entry is never stale: a publish, an edit or a take-down that changes an answer changes its key; an
 # entry nobody asks for any more falls out of the LRU.
-_RENDERED: OrderedDict[bytes, Markup] = OrderedDict()
 RENDERED_ENTRIES = 512
+
+
+@dataclass
+class _Rendered:
+    """Each app's caches (an app's pages carry its settings, e.g. the site's name): the rendered facets and results,
+    and whole search pages of guests without a session (nothing of a person's on them: no name, no form token, no
+    notice), both by the same key; such a page then costs what the API's search costs."""
+
+    parts: OrderedDict[bytes, Markup] = field(default_factory=OrderedDict)
+    guest_pages: OrderedDict[bytes, str] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the server's threads share them
+
+
+def _caches() -> _Rendered:
+    found: _Rendered = current_app.extensions.setdefault("search_pages", _Rendered())
+    return found
+
+
+def _remembered(kind: str, key: bytes) -> Any:
+    caches = _caches()
+    cache = getattr(caches, kind)
+    with caches.lock:
+        found = cache.get(key)
+        if found is not None:
+            cache.move_to_end(key)
+        return found
+
+
+def _remember(kind: str, key: bytes, value: Any) -> None:
+    caches = _caches()
+    cache = getattr(caches, kind)
+    with caches.lock:
+        cache[key] = value
+        while len(cache) > RENDERED_ENTRIES:
+            cache.popitem(last=False)
 
 
 def _content_key(view: SearchView, result: Any, titles: dict[str, str]) -> bytes:
@@ -275,15 +313,11 @@ def _content_key(view: SearchView, result: Any, titles: dict[str, str]) -> bytes
 def rendered_results(view: SearchView) -> Markup:
     """The search's facets and results (templates/pages/search/_results_and_facets.html), from the cache when
     the same answer was rendered before."""
-    found = _RENDERED.get(view.key) if view.key else None
-    if found is not None:
-        _RENDERED.move_to_end(view.key)
-        return found
+    if view.rendered is not None:
+        return view.rendered
     html = Markup(render_template("pages/search/_results_and_facets.html", search=view))
     if view.key:
-        _RENDERED[view.key] = html
-        while len(_RENDERED) > RENDERED_ENTRIES:
-            _RENDERED.popitem(last=False)
+        _remember("parts", view.key, html)
     return html
 
 
@@ -325,6 +359,12 @@ def search() -> Response:
     a filter, paging. A bad query answers 400 with its message on the page."""
     view = search_view(request.args, "/search")
     status = view.error.status if view.error else 200
+    guest = view.key and SESSION_COOKIE not in request.cookies
+    html = _remembered("guest_pages", view.key) if guest else None
+    if html is not None:
+        return public_when_anonymous(page_response(html, status))
     response = render_page("discover/search.html", status, search=view, site_query=view.q,
                            results=rendered_results(view))
+    if guest:
+        _remember("guest_pages", view.key, response.get_data(as_text=True))
     return public_when_anonymous(response)

@@ -187,3 +187,31 @@ def test_bad_input_answers_a_page_never_a_500_or_json(module_client, corpus, pat
     answer = module_client.get(path)
     assert answer.status_code in (200, 400, 404), (path, answer.status_code)
     assert answer.mimetype == "text/html"
+
+
+def test_a_kept_search_page_follows_publishes_edits_and_take_downs(client, auth, app):
+    """Search pages are kept rendered by what they show: a guest's page after a publish, an edit or a take-down
+    shows it at once, and a signed-in person never gets a guest's page."""
+    from repository.records.takedown import take_down
+
+    first = published(client, auth, title="Moraine survey one", keywords=["moraine"])
+    url = "/search?q=moraine&sort=mostrecent"
+    assert titles(text(client.get(url))) == titles(text(client.get(url))) == ["Moraine survey one"]
+    second = published(client, auth, title="Moraine survey two", keywords=["moraine"])
+    assert titles(text(client.get(url))) == ["Moraine survey two", "Moraine survey one"]
+    api = "/api/deposit/depositions"
+    assert client.post(f"{api}/{first['id']}/actions/edit", headers=auth).status_code == 201
+    edited = client.put(f"{api}/{first['id']}", headers=auth,
+                        json={"metadata": {**client.get(f"{api}/{first['id']}", headers=auth).json["metadata"],
+                                           "title": "Moraine survey, revised"}})
+    assert edited.status_code == 200, edited.json
+    assert client.post(f"{api}/{first['id']}/actions/publish", headers=auth).status_code == 202
+    assert titles(text(client.get(url))) == ["Moraine survey two", "Moraine survey, revised"]
+    with app.extensions["repository"].db.write() as conn:
+        take_down(conn, second["id"])
+    assert titles(text(client.get(url))) == ["Moraine survey, revised"]
+    person = https_client(app)
+    sign_up_and_confirm(person, app, "reader@example.org", "a long passphrase 4 tests")
+    sign_in(person, "reader@example.org", "a long passphrase 4 tests")
+    signed_in = text(person.get(url))
+    assert "reader@example.org" in signed_in and titles(signed_in) == ["Moraine survey, revised"]
