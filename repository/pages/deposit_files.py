@@ -22,6 +22,16 @@ from repository.web.openapi import doc
 from repository.web.request import services
 
 bp = Blueprint("deposit_files", __name__, url_prefix="/deposit/<int:dep_id>/files")
+FORM_OVERHEAD = 1024 * 1024  # the multipart framing and the small fields beside the files
+
+
+@bp.url_value_preprocessor
+def _bound_body(_endpoint: str | None, _values: dict | None) -> None:
+    # Runs before the CSRF check, which parses the form (werkzeug spools each file to a temporary file first): a body
+    # larger than a bucket may hold is a 413 page before any byte of it is written anywhere.
+    quota = services().settings.BUCKET_QUOTA_BYTES
+    if quota:
+        request.max_content_length = quota + FORM_OVERHEAD
 
 NOTICE = "deposit_files_notice"
 BACK = {"303": {"description": "Done or refused: back to the form, whose file area says which."}}

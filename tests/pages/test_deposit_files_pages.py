@@ -193,6 +193,12 @@ def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
         files = application.extensions["repository"].files
         stored = [p for p in Path(files.root).rglob("*") if p.is_file()]
         assert len(stored) == 1  # the refused copy was not kept
+        # A body larger than the bucket may hold is refused before the form is read (no temporary copy).
+        page = f"/deposit/{dep['id']}"
+        too_large = client.post(f"{page}/files", data=b"z" * (1000 + 1024 * 1024 + 1), headers=referer(page),
+                                content_type="multipart/form-data; boundary=x")  # the length alone refuses it
+        assert too_large.status_code == 413 and too_large.mimetype == "text/html"
+        assert api_names(client, dep["id"]) == ["a.bin"]
     finally:
         application.extensions["repository"].mailer.wait_idle()
         application.extensions["repository"].db.dispose()
