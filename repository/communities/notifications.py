@@ -31,9 +31,11 @@ def request_created(conn: Connection, settings: Settings, request: dict, deposit
         f"Hello,\n\nthe record \"{title}\" asks to be included in your community \"{name}\" "
         f"({community['identifier']}).\n\n"
         f"The record: {base}/records/{request['recid']}\n"
-        f"The community's pending requests: {base}/api/communities/{community['identifier']}/requests/\n\n"
-        f"To decide, send POST {requests}/accept or POST {requests}/reject with one of your tokens "
-        "(an accepted record joins with every version).\n\n"
+        f"Accept or reject it on the curation page: {base}/communities/{community['identifier']}/curate\n\n"
+        "An accepted record joins with every version.\n\n"
+        f"Through the API, with one of your tokens: the pending requests are listed at\n"
+        f"{base}/api/communities/{community['identifier']}/requests/\n"
+        f"and POST {requests}/accept or POST {requests}/reject decides.\n\n"
         f"You receive this message because you own the community.\n\n-- \n{settings.REPOSITORY_NAME}\n{base}\n"
     )
     mail.enqueue(conn, to, f"Inclusion request for {name}: {title}", body)
@@ -69,7 +71,7 @@ def request_decided(conn: Connection, settings: Settings, request: dict, previou
         f"Hello,\n\n{news}\n\n"
         f"The record: {base}/records/{request['recid']}\n"
         f"Your deposit: {base}/deposit/{request['recid']}\n"
-        f"The community: {base}/api/communities/{community['identifier']}\n\n"
+        f"The community: {base}/communities/{community['identifier']}/\n\n"
         f"-- \n{settings.REPOSITORY_NAME}\n{base}\n"
     )
     mail.enqueue(conn, to, subject, body)

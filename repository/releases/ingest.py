@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from repository.deposits import actions
 from repository.errors import ApiError, ValidationError, field_error
-from repository.files import buckets
+from repository.files import buckets, quotas
 from repository.metadata import DoiPolicy
 from repository.records.build import get_record_row
 from repository.releases import derive, metafile_check, metafiles, store
@@ -109,7 +109,7 @@ def _archive(svc: Services, repo: dict, release_id: int, source: ReleaseSource) 
             bucket = actions.get_deposit(conn, dep_id, owner)["bucket_id"]
             for obj in buckets.list_objects(conn, bucket):  # their bytes stay: the previous record holds them
                 buckets.delete_object(conn, bucket, obj["key"])
-            buckets.put_object(conn, bucket, key, stored)
+            buckets.put_object(conn, bucket, key, stored, quota=quotas.Quota.of(svc.settings))  # 413: failed
             recorded = True
         with svc.db.write() as conn:  # 3. publish, and the release is published with it
             actions.publish(conn, actions.Context(svc.settings, DatabaseLookups(conn)), dep_id, owner)

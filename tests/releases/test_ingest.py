@@ -277,3 +277,29 @@ def test_form_encoded_events_and_pings(client, auth, project):
                                 "repository": {"full_name": "Alice/Tool"}})  # fmt: skip
     assert response.status_code == 202
     assert wait_for(client, auth, response.json["release"]["links"]["self"])["status"] == "published"
+
+
+def test_a_release_past_the_owners_quota_fails_and_keeps_nothing(make_settings, standin, project):
+    """Release archives count against the same quotas as uploads: past the owner's total, the release fails with
+    the quota's message and leaves no deposit and no file behind."""
+    from pathlib import Path
+
+    from helpers.http import https_client
+
+    from app import create_app
+    from repository.accounts.tokens import SCOPES, create_token, create_user
+
+    settings = make_settings(RELEASES_API_URL=standin.url, USER_QUOTA_BYTES=100)
+    application = create_app(settings)
+    try:
+        with application.extensions["repository"].db.write() as conn:
+            _, token = create_token(conn, create_user(conn, "owner@example.org"), list(SCOPES))
+        client, auth = https_client(application), {"Authorization": f"Bearer {token}"}
+        release = archive(client, auth, enable(client, auth), project, "v1.0.0")
+        assert release["status"] == "failed"
+        assert "Quota exceeded" in release["errors"][0]["message"]
+        assert client.get(DEPOSITS, headers=auth).json == []
+        assert [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()] == []
+    finally:
+        application.extensions["repository"].releases.shutdown()
+        application.extensions["repository"].db.dispose()
