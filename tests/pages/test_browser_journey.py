@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers.browser import PHONE, api_session, browser_session, check_page, confirmation_link
+from helpers.browser import PHONE, api_session, browser_session, check_page, confirmation_link, screenshot
 
 EMAIL = "researcher@example.org"
 PASSWORD = "a long passphrase 4 tests"
@@ -22,26 +22,31 @@ def test_sign_up_to_token_in_a_browser(live_server):
         # Sign up; the confirmation link arrives as an .eml file.
         page.goto(base + "/signup/")
         check_page(page, "sign-up page")
+        screenshot(page, "account-signup")
         page.fill('input[name="email"]', EMAIL)
         page.fill('input[name="password"]', PASSWORD)
         page.fill('input[name="password_again"]', PASSWORD)
         page.press('input[name="password_again"]', "Enter")
         page.wait_for_url(re.compile(r"/account/check-mail/"))
         check_page(page, "after sign-up")
+        screenshot(page, "account-check-mail")
 
         page.goto(confirmation_link(live_server, EMAIL))
         check_page(page, "confirmation")
+        screenshot(page, "account-confirmed")
         assert "confirmed" in page.content().lower()
 
         # Sign in, coming back to the applications area.
         page.goto(base + "/account/settings/applications/")
         assert "/login/" in page.url
         check_page(page, "sign-in page")
+        screenshot(page, "account-signin")
         page.fill('input[name="email"]', EMAIL)
         page.fill('input[name="password"]', PASSWORD)
         page.press('input[name="password"]', "Enter")
         page.wait_for_url("**/account/settings/applications/")
         check_page(page, "applications area")
+        screenshot(page, "account-applications")
 
         # A token needs a name: the form comes back with the error tied to the field.
         with page.expect_navigation():
@@ -50,6 +55,7 @@ def test_sign_up_to_token_in_a_browser(live_server):
         assert name.get_attribute("aria-invalid") == "true"
         assert "Give the token a name." in page.locator("#name-error").inner_text()
         check_page(page, "token form with an error")
+        screenshot(page, "account-applications-error")
 
         # Create a token with deposit:write; it is shown once.
         name.fill("browser journey")
@@ -64,6 +70,7 @@ def test_sign_up_to_token_in_a_browser(live_server):
         copy.click()
         sync_api.expect(page.locator('[data-copy-status="new-token"]')).to_have_text(re.compile("Copied|Selected"))
         check_page(page, "new token")
+        screenshot(page, "account-new-token")
 
         # The token works on the deposit API, with deposit:write only.
         bearer = {"Authorization": f"Bearer {token}"}
@@ -80,5 +87,12 @@ def test_sign_up_to_token_in_a_browser(live_server):
         page.wait_for_url("**/account/settings/applications/")
         assert "revoked" in page.locator(".notice").inner_text()
         check_page(page, "after revoking")
+        screenshot(page, "account-token-revoked")
+
+        # The other account pages: settings and the access requests (none yet).
+        for path, shot in (("/account/settings/", "account-settings"), ("/account/requests/", "account-requests")):
+            page.goto(base + path)
+            check_page(page, path)
+            screenshot(page, shot)
     refused = api.post(base + "/api/deposit/depositions", json={}, headers=bearer, timeout=30)
     assert refused.status_code == 401

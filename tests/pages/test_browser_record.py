@@ -152,6 +152,8 @@ def test_older_version_restricted_gone_and_unknown(live_server, records):
         screenshot(page, "record-restricted")
         page.get_by_role("link", name="Request access").click()
         page.wait_for_url(f"**/records/{records['restricted']}/access/request")
+        check_page(page, "access request form")
+        screenshot(page, "record-access-request")
 
         answer = page.goto(f"{base}/records/{records['gone']}")
         assert answer is not None and answer.status == 410
