@@ -12,6 +12,7 @@ from helpers.factories import published
 from helpers.http import free_port, https_client
 
 from app import create_app
+from repository.accounts.tokens import SCOPES, create_token, create_user
 
 CHECKS = {"database", "search", "files", "disk", "outbox"}
 
@@ -95,13 +96,17 @@ def test_too_little_free_disk_is_a_503(make_settings):
     assert "READY_MIN_FREE_BYTES" in disk["error"]
 
 
-def test_an_outbox_entry_waiting_too_long_is_a_503(make_settings, make_token):
-    # DataCite cannot be reached: the publish's DOI registration stays in the outbox.
+def test_an_outbox_entry_waiting_too_long_is_a_503(make_settings):
+    # DataCite cannot be reached: the publish's DOI registration stays in the outbox. The token is made through this
+    # app: the `make_token` fixture would build the default app on the same database, whose background thread (with
+    # the local registrar) could apply the outbox row meanwhile.
     unreachable = dict(REGISTRAR="datacite", DOI_PREFIX="10.12345", DATACITE_URL=f"https://127.0.0.1:{free_port()}",
                        DATACITE_USERNAME="X.Y", DATACITE_PASSWORD="secret", READY_MIN_FREE_BYTES=1)
     app = create_app(make_settings(READY_MAX_OUTBOX_AGE_SECONDS=1, **unreachable))
     client = https_client(app)
-    published(client, {"Authorization": f"Bearer {make_token()}"})
+    with app.extensions["repository"].db.write() as conn:
+        _, token = create_token(conn, create_user(conn, "owner@example.org"), list(SCOPES))
+    published(client, {"Authorization": f"Bearer {token}"})
     time.sleep(2.1)
     status, body = ready(client)
     assert status == 503 and failed(body) == {"outbox"}
