@@ -208,16 +208,26 @@ class WSGIFront:
         call = _Call(self.app, self.buffer_bytes)
         environ = build_environ(scope, body)
         environ[LOG_FIELDS_KEY] = scope.get(LOG_FIELDS_KEY)
+        following: asyncio.Future[tuple[list[bytes], bool]] | None = None
         try:
             status, headers, chunks, done = await loop.run_in_executor(self.executor, call.start, environ)
             await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
-            await self._send(send, {"type": "http.response.body", "body": b"".join(chunks), "more_body": not done})
-            while not done:
-                chunks, done = await loop.run_in_executor(self.executor, call.more)
+            while True:
+                # The next batch is made in a thread while the loop encrypts and writes this one: a file read from
+                # a cold disk then overlaps the sending instead of alternating with it (bench/archive_bench.py: the
+                # whole-record archive over TLS about 10% faster). One batch ahead at most.
+                following = None if done else loop.run_in_executor(self.executor, call.more)
                 await self._send(send, {"type": "http.response.body", "body": b"".join(chunks), "more_body": not done})
+                if following is None:
+                    break
+                chunks, done = await following
+                following = None
         except _Timeout:
             return  # the response stays incomplete: gunicorn closes the connection
         finally:
+            if following is not None:  # a batch still being made: the app's steps run one at a time, close last
+                with contextlib.suppress(Exception):
+                    await following
             await loop.run_in_executor(self.executor, call.close)
 
     async def _send(self, send: Send, message: Message) -> None:
