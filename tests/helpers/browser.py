@@ -130,3 +130,38 @@ def sign_up_and_in(page: Any, live_server: dict, address: str, password: str, ne
     page.fill('input[name="password"]', password)
     page.press('input[name="password"]', "Enter")
     page.wait_for_url("**" + next_path)
+
+
+def add_row(page: Any, group: str, values: dict[str, str] | None = None) -> None:
+    """Press a repeatable group's add button on the deposit form: the row appears in place (no page load) and takes
+    the focus; then fill it with `values` when given (see `fill_row`)."""
+    before = page.url
+    rows = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]')
+    count = rows.count()
+    page.locator(f'[data-group="{group}"] [data-add-row]').click()
+    assert rows.count() == count + 1 and page.url == before
+    assert page.evaluate("() => document.activeElement.name").startswith(f"{group}-")
+    if values:
+        fill_row(page, group, values)
+
+
+def fill_row(page: Any, group: str, values: dict[str, str]) -> None:
+    """Fill the last row of `group` on the deposit form: sub-field name -> value ("" for a one-field row; select
+    boxes by value)."""
+    row = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]').last
+    for sub, value in values.items():
+        control = row.locator(f'[name$="-{sub}"]' if sub else "input")
+        if control.evaluate("e => e.tagName") == "SELECT":
+            control.select_option(value)
+        else:
+            control.fill(value)
+
+
+def create_community(page: Any, identifier: str, title: str, description: str) -> None:
+    """On /communities/new (signed in), create a community; the browser lands on its page."""
+    page.get_by_label("Identifier").fill(identifier)
+    page.get_by_label("Title").fill(title)
+    page.get_by_label("Description").fill(description)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create community").click()
+    assert page.url.endswith(f"/communities/{identifier}/")

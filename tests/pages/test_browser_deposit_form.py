@@ -9,7 +9,7 @@ import re
 import uuid
 
 import pytest
-from helpers.browser import browser_session, check_page, screenshot, sign_up_and_in
+from helpers.browser import add_row, browser_session, check_page, fill_row, screenshot, sign_up_and_in
 
 EMAIL = f"depositor-{uuid.uuid4().hex[:8]}@example.org"  # fresh: PostgreSQL keeps earlier runs' users
 PASSWORD = "a long passphrase 4 tests"
@@ -22,27 +22,6 @@ def _api_write(page, method: str, url: str, **kwargs):  # type: ignore[no-untype
     answer = page.request.fetch(url, method=method, headers=headers, **kwargs)
     assert answer.ok, answer.text()
     return answer
-
-
-def _add_row(page, group: str) -> None:
-    """Press the group's add button: the row appears in place (no page load) and takes the focus."""
-    before = page.url
-    rows = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]')
-    count = rows.count()
-    page.locator(f'[data-group="{group}"] [data-add-row]').click()
-    assert rows.count() == count + 1 and page.url == before
-    assert page.evaluate("() => document.activeElement.name").startswith(f"{group}-")
-
-
-def _fill_row(page, group: str, values: dict[str, str]) -> None:
-    """Fill the last row of `group` (select boxes by value)."""
-    row = page.locator(f'[data-group="{group}"] [data-rows] > [data-row]').last
-    for sub, value in values.items():
-        control = row.locator(f'[name$="-{sub}"]' if sub else "input")
-        if control.evaluate("e => e.tagName") == "SELECT":
-            control.select_option(value)
-        else:
-            control.fill(value)
 
 
 def test_fill_save_and_publish_the_deposit_form(live_server):
@@ -72,11 +51,11 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         page.fill("#description", "<p>Measured retreat of 12 glaciers.</p>")
         page.fill("#creators-0-name", "Doe, Jane")
         page.fill("#creators-0-orcid", "0000-0002-1825-0097")
-        _add_row(page, "creators")
-        _fill_row(page, "creators", {"name": "Roe, Richard", "orcid": "1234"})  # refused below
+        add_row(page, "creators")
+        fill_row(page, "creators", {"name": "Roe, Richard", "orcid": "1234"})  # refused below
         page.fill("#keywords-0", "glaciers")
-        _add_row(page, "keywords")
-        _fill_row(page, "keywords", {"": "climate"})
+        add_row(page, "keywords")
+        fill_row(page, "keywords", {"": "climate"})
         page.fill("#version", "1.0")
         page.fill("#language", "eng")
         page.check("#access_right-open")
@@ -85,29 +64,29 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         for details in page.locator("details.section").all():
             if details.get_attribute("open") is None:
                 details.locator("summary").click()
-        _add_row(page, "communities")
-        _fill_row(page, "communities", {"identifier": "glaciers"})
-        _add_row(page, "grants")
+        add_row(page, "communities")
+        fill_row(page, "communities", {"identifier": "glaciers"})
+        add_row(page, "grants")
         # The picker asks the grants search as one types.
         with page.expect_response(re.compile(r"/api/grants/\?size=20&q=OPENAIRE")):
             page.locator('[data-group="grants"] input').last.type("OPENAIRE")
-        _fill_row(page, "grants", {"id": "10.13039/501100000780::246686"})
-        _add_row(page, "related_identifiers")
-        _fill_row(page, "related_identifiers", {"identifier": "10.5281/zenodo.123", "relation": "isSupplementTo"})
-        _add_row(page, "contributors")
-        _fill_row(page, "contributors", {"name": "Poe, Edgar", "type": "DataCollector"})
-        _add_row(page, "references")
-        _fill_row(page, "references", {"": "Doe, J. (2020). Ice. Nature."})
-        _add_row(page, "thesis_supervisors")
-        _fill_row(page, "thesis_supervisors", {"name": "Moe, Mary"})
-        _add_row(page, "subjects")
-        _fill_row(page, "subjects", {"term": "Glaciology", "identifier": "https://example.org/glaciology"})
-        _add_row(page, "locations")
-        _fill_row(page, "locations", {"place": "Aletsch, Switzerland", "lat": "46.5", "lon": "8.03"})
-        _add_row(page, "dates")
-        _fill_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
+        fill_row(page, "grants", {"id": "10.13039/501100000780::246686"})
+        add_row(page, "related_identifiers")
+        fill_row(page, "related_identifiers", {"identifier": "10.5281/zenodo.123", "relation": "isSupplementTo"})
+        add_row(page, "contributors")
+        fill_row(page, "contributors", {"name": "Poe, Edgar", "type": "DataCollector"})
+        add_row(page, "references")
+        fill_row(page, "references", {"": "Doe, J. (2020). Ice. Nature."})
+        add_row(page, "thesis_supervisors")
+        fill_row(page, "thesis_supervisors", {"name": "Moe, Mary"})
+        add_row(page, "subjects")
+        fill_row(page, "subjects", {"term": "Glaciology", "identifier": "https://example.org/glaciology"})
+        add_row(page, "locations")
+        fill_row(page, "locations", {"place": "Aletsch, Switzerland", "lat": "46.5", "lon": "8.03"})
+        add_row(page, "dates")
+        fill_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
         # A row added and removed again leaves nothing behind.
-        _add_row(page, "dates")
+        add_row(page, "dates")
         page.locator('[data-group="dates"] [data-rows] > [data-row]').last.locator("[data-remove-row]").click()
         assert page.locator('[data-group="dates"] [data-rows] > [data-row]').count() == 1
         page.fill("#journal_title", "Journal of Ice")

@@ -19,6 +19,7 @@ from helpers.browser import (
     api_session,
     browser_session,
     check_page,
+    create_community,
     screenshot,
     sign_up_and_in,
 )
@@ -115,12 +116,7 @@ def test_search_facets_and_community_curation_in_a_browser(live_server):
         sign_up_and_in(page, live_server, CURATOR, PASSWORD, "/communities/new")
         check_page(page, "new community form")
         screenshot(page, "community-new")
-        page.get_by_label("Identifier").fill(COMMUNITY)
-        page.get_by_label("Title").fill(f"Glaciology {TAG}")
-        page.get_by_label("Description").fill("<p>Ice, snow and <strong>meltwater</strong>.</p>")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Create community").click()
-        assert page.url.endswith(f"/communities/{COMMUNITY}/")
+        create_community(page, COMMUNITY, f"Glaciology {TAG}", "<p>Ice, snow and <strong>meltwater</strong>.</p>")
         _publish(live_server, author, title="Ice core isotopes", keywords=["ice"], communities=[{"identifier": COMMUNITY}])
 
         page.goto(base + "/communities/?q=" + TAG)

@@ -12,7 +12,16 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.browser import DESKTOP, api_session, browser_session, check_page, screenshot, sign_up_and_in
+from helpers.browser import (
+    DESKTOP,
+    add_row,
+    api_session,
+    browser_session,
+    check_page,
+    create_community,
+    screenshot,
+    sign_up_and_in,
+)
 
 TAG = uuid.uuid4().hex[:8]  # fresh names per run: on PostgreSQL the live server shares the test database
 RESEARCHER = f"researcher-{TAG}@example.org"
@@ -20,25 +29,6 @@ CURATOR = f"curator-{TAG}@example.org"
 PASSWORD = "a long passphrase 4 the journey"
 COMMUNITY = f"glaciology-{TAG}"
 TITLE = f"Glacier retreat {TAG}"
-
-
-def _rows(page, group: str):  # type: ignore[no-untyped-def]
-    return page.locator(f'[data-group="{group}"] [data-rows] > [data-row]')
-
-
-def _add_row(page, group: str, values: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
-    """Add a row to a repeatable group in place (the form's script) and fill it (select boxes by value)."""
-    rows = _rows(page, group)
-    count = rows.count()
-    page.locator(f'[data-group="{group}"] [data-add-row]').click()
-    assert rows.count() == count + 1
-    row = rows.last
-    for sub, value in values.items():
-        control = row.locator(f'[name$="-{sub}"]' if sub else "input")
-        if control.evaluate("e => e.tagName") == "SELECT":
-            control.select_option(value)
-        else:
-            control.fill(value)
 
 
 def _upload(page, dep_id: int, files: list, said: str) -> None:  # type: ignore[no-untyped-def]
@@ -68,12 +58,7 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         curator = browser.new_context(ignore_https_errors=True, viewport=DESKTOP).new_page()
         curator.set_default_timeout(30_000)
         sign_up_and_in(curator, live_server, CURATOR, PASSWORD, "/communities/new")
-        curator.get_by_label("Identifier").fill(COMMUNITY)
-        curator.get_by_label("Title").fill(f"Glaciology {TAG}")
-        curator.get_by_label("Description").fill("<p>Ice and meltwater.</p>")
-        with curator.expect_navigation():
-            curator.get_by_role("button", name="Create community").click()
-        assert curator.url.endswith(f"/communities/{COMMUNITY}/")
+        create_community(curator, COMMUNITY, f"Glaciology {TAG}", "<p>Ice and meltwater.</p>")
 
         # The researcher starts an upload from the header's button.
         page.goto(base + "/")
@@ -104,16 +89,16 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         for details in page.locator("details.section").all():
             if details.get_attribute("open") is None:
                 details.locator("summary").click()
-        _add_row(page, "creators", {"name": "Roe, Richard", "orcid": "1234"})
-        _add_row(page, "keywords", {"": "climate"})
-        _add_row(page, "communities", {"identifier": COMMUNITY})
-        _add_row(page, "grants", {"id": "10.13039/501100000780::246686"})
-        _add_row(page, "related_identifiers", {"identifier": "10.5281/zenodo.123", "relation": "isSupplementTo"})
-        _add_row(page, "contributors", {"name": "Poe, Edgar", "type": "DataCollector"})
-        _add_row(page, "references", {"": "Doe, J. (2020). Ice. Nature."})
-        _add_row(page, "subjects", {"term": "Glaciology", "identifier": "https://example.org/glaciology"})
-        _add_row(page, "locations", {"place": "Aletsch, Switzerland", "lat": "46.5", "lon": "8.03"})
-        _add_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
+        add_row(page, "creators", {"name": "Roe, Richard", "orcid": "1234"})
+        add_row(page, "keywords", {"": "climate"})
+        add_row(page, "communities", {"identifier": COMMUNITY})
+        add_row(page, "grants", {"id": "10.13039/501100000780::246686"})
+        add_row(page, "related_identifiers", {"identifier": "10.5281/zenodo.123", "relation": "isSupplementTo"})
+        add_row(page, "contributors", {"name": "Poe, Edgar", "type": "DataCollector"})
+        add_row(page, "references", {"": "Doe, J. (2020). Ice. Nature."})
+        add_row(page, "subjects", {"term": "Glaciology", "identifier": "https://example.org/glaciology"})
+        add_row(page, "locations", {"place": "Aletsch, Switzerland", "lat": "46.5", "lon": "8.03"})
+        add_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
         _save(page)
         assert page.locator("#creators-1-orcid").get_attribute("aria-invalid") == "true"
         expect(page.locator("#creators-1-orcid-error")).to_contain_text("Not a valid ORCID")
