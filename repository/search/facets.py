@@ -127,16 +127,17 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
     floor = min(reported.values()) if len(reported) >= SEGMENT_TOP else 0
     exact = dict(reported) if not error else {}
     exact.update(_counts(raw.get(KNOWN.format(name)) or {}))
-    bound = _bound(reported, exact, error, floor)
-    if not _proven(exact, bound, size):
-        threshold = _nth(exact, size)
-        if floor + error >= threshold:  # unreported terms may get there: count every term
-            top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
-            return _terms(dict(top), pairs, size)
-        unsure = [t for t, n in reported.items() if t not in exact and n + error >= threshold]
-        second = searcher.aggregate(query, {name: {"terms": {"field": field, "include": unsure, "size": len(unsure),
-                                                             "segment_size": len(unsure)}}})
-        exact.update(_counts(second[name]))
+    # The `size`-th largest count is at least the `size`-th largest of what is known of each term.
+    threshold = _nth({**reported, **exact}, size)
+    if _bound(reported, exact, error, floor) < max(threshold, 1):
+        return _terms(exact, pairs, size)  # no other term can reach the top: the common case, one pass
+    if floor + error >= threshold:  # terms no segment reported may get there: count every term
+        top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
+        return _terms(dict(top), pairs, size)
+    unsure = [t for t, n in reported.items() if t not in exact and n + error >= threshold]
+    second = searcher.aggregate(query, {name: {"terms": {"field": field, "include": unsure, "size": len(unsure),
+                                                         "segment_size": len(unsure)}}})
+    exact.update(_counts(second[name]))
     return _terms(exact, pairs, size)
 
 
@@ -149,11 +150,6 @@ def _nth(counts: dict[str, int], size: int) -> int:
     """The `size`-th largest positive count (0 when there are fewer)."""
     ordered = sorted((n for n in counts.values() if n > 0), reverse=True)
     return ordered[size - 1] if len(ordered) >= size else 0
-
-
-def _proven(exact: dict[str, int], bound: int, size: int) -> bool:
-    """True when no term outside `exact` can enter the top `size`: it counts nothing, or less than the last one."""
-    return bound == 0 or bound < _nth(exact, size)
 
 
 def _terms(exact: dict[str, int], pairs: int, size: int) -> dict[str, Any]:
