@@ -29,10 +29,10 @@ from repository.search.backend import SUBTYPE, TERMS_FACETS, terms_aggregation, 
 
 EVERY = 2**32 - 1  # a size no segment reaches: every term of every segment is returned
 CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen values: every term, always exact
-SEGMENT_TOP = 30  # terms per segment for an open vocabulary (each one becomes a string: the cost that grows)
-CANDIDATES = 60  # the index's most frequent terms of an open-vocabulary field, counted exactly in the first pass
+SEGMENT_TOP = 100  # terms per segment for an open vocabulary (each one becomes a string: the cost that grows)
+CANDIDATES = 20  # the index's most frequent terms of an open-vocabulary field, counted exactly in the first pass
 REFRESH = 60.0  # seconds a candidate list is used: any list gives exact answers, a recent one fewer second passes
-KNOWN = "{}__known"  # the name of the exact count of a facet's candidates in the aggregation request
+KNOWN = "{}__{}"  # the name of the exact count of a facet's candidate number n in the aggregation request
 
 
 class Facets:
@@ -61,8 +61,10 @@ class Facets:
         if not searcher.num_docs:
             return {name: _empty(name) for name in names}
         spec: dict[str, Any] = {}
+        candidates: dict[str, list[str]] = {}  # the terms asked for exactly, by facet
         for name in names:
-            spec.update(self._request(searcher, name))
+            request, candidates[name] = self._request(searcher, name)
+            spec.update(request)
         raw = searcher.aggregate(query, spec)
         out: dict[str, Any] = {}
         for name in names:
@@ -74,25 +76,34 @@ class Facets:
             elif name in CLOSED:
                 out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
             else:
-                out[name] = _open_vocabulary(searcher, query, name, raw)
+                out[name] = _open_vocabulary(searcher, query, name, raw, candidates[name])
         return out
 
-    def _request(self, searcher: tantivy.Searcher, name: str) -> dict[str, Any]:
+    def _request(self, searcher: tantivy.Searcher, name: str) -> tuple[dict[str, Any], list[str]]:
+        """The aggregations that answer facet `name`, and the terms they count exactly (open vocabularies)."""
         if name == "publication_date":
-            return {name: {"histogram": {"field": "year", "interval": 1, "min_doc_count": 1}}}
+            return {name: {"histogram": {"field": "year", "interval": 1, "min_doc_count": 1}}}, []
         field = TERMS_FACETS[name][0]
         if name in CLOSED:
             request: dict[str, Any] = {name: _every(field)}
             if name == "type":
                 request[name]["aggs"] = {"subtype": _every(SUBTYPE[0])}
-            return request
+            return request, []
         request = {name: {"terms": {"field": field, "size": SEGMENT_TOP, "segment_size": SEGMENT_TOP,
                                     "show_term_doc_count_error": True}}}
+        # One filter per candidate: the engine reads the term's postings into a bitset once per segment, then
+        # tests each match against it (an `include` list instead reads every match's terms again and walks the
+        # segment's whole dictionary: as much again as the facet itself).
         candidates = self.candidates(searcher, field)
-        if candidates:
-            request[KNOWN.format(name)] = {"terms": {"field": field, "include": candidates, "size": len(candidates),
-                                                     "segment_size": len(candidates)}}
-        return request
+        for number, term in enumerate(candidates):
+            request[KNOWN.format(name, number)] = {"filter": f'{field}:"{_quoted(term)}"'}
+        return request, candidates
+
+
+def _quoted(term: str) -> str:
+    """`term` inside double quotes of the engine's query syntax, which takes the character after a backslash as it
+    is and everything else up to the closing quote verbatim (the field's raw tokenizer then keeps it whole)."""
+    return term.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _every(field: str) -> dict[str, Any]:
@@ -115,8 +126,8 @@ def _empty(name: str) -> dict[str, Any]:
     return {"buckets": []} if name == "publication_date" else terms_aggregation({}, TERMS_FACETS[name][1])
 
 
-def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str,
-                     raw: dict[str, Any]) -> dict[str, Any]:
+def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str, raw: dict[str, Any],
+                     candidates: list[str]) -> dict[str, Any]:
     """The exact top terms of an open-vocabulary facet from the first pass, with a second one when needed."""
     field, size = TERMS_FACETS[name]
     first = raw[name]
@@ -126,7 +137,7 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
     # A term not reported was below the last reported one everywhere (or nowhere when fewer came back).
     floor = min(reported.values()) if len(reported) >= SEGMENT_TOP else 0
     exact = dict(reported) if not error else {}
-    exact.update(_counts(raw.get(KNOWN.format(name)) or {}))
+    exact.update({term: raw[KNOWN.format(name, number)]["doc_count"] for number, term in enumerate(candidates)})
     # The `size`-th largest count is at least the `size`-th largest of what is known of each term.
     threshold = _nth({**reported, **exact}, size)
     if _bound(reported, exact, error, floor) < max(threshold, 1):
