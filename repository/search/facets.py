@@ -10,7 +10,7 @@ So for an open vocabulary (keywords, file types, communities) the same pass asks
 
 - each segment's top `SEGMENT_TOP` terms with the error bound (`show_term_doc_count_error`): counts that are
   lower bounds, a bound E on what each segment left out, and the exact number of (document, term) pairs;
-- the exact counts of the field's most frequent terms in the whole index (`include`: candidates, kept a while).
+- the exact counts of the field's most frequent terms in the whole index (a filter each: candidates, kept a while).
 
 A term's true count is at most its reported count + E. When no term outside the exactly counted ones can reach
 the `size`-th exact count, the top `size` is proven exact; otherwise a second pass counts exactly the few terms
@@ -49,7 +49,9 @@ class Facets:
             listed = self._candidates.get(field)
         if listed is not None and now - listed[0] < REFRESH:
             return listed[1]
-        terms = [term for term, _ in searcher.terms_with_prefix(field, "", limit=CANDIDATES)]
+        listed_terms = searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP + 1))
+        # A vocabulary that fits in one segment's top list is counted exactly by it: no candidates needed.
+        terms = [term for term, _ in listed_terms[:CANDIDATES]] if len(listed_terms) > SEGMENT_TOP else []
         with self._lock:
             self._candidates[field] = (now, terms)
         return terms
@@ -91,13 +93,16 @@ class Facets:
             return request, []
         request = {name: {"terms": {"field": field, "size": SEGMENT_TOP, "segment_size": SEGMENT_TOP,
                                     "show_term_doc_count_error": True}}}
-        # One filter per candidate: the engine reads the term's postings into a bitset once per segment, then
-        # tests each match against it (an `include` list instead reads every match's terms again and walks the
-        # segment's whole dictionary: as much again as the facet itself).
         candidates = self.candidates(searcher, field)
-        for number, term in enumerate(candidates):
-            request[KNOWN.format(name, number)] = {"filter": f'{field}:"{_quoted(term)}"'}
+        request.update(_filters(name, field, candidates))
         return request, candidates
+
+
+def _filters(name: str, field: str, terms: list[str]) -> dict[str, Any]:
+    """One filter aggregation per term: the engine reads the term's postings into a bitset once per segment, then
+    tests each match against it (cheaper than an `include` list, which reads every match's terms again and walks
+    each segment's whole dictionary: as much again as the facet itself)."""
+    return {KNOWN.format(name, number): {"filter": f'{field}:"{_quoted(term)}"'} for number, term in enumerate(terms)}
 
 
 def _quoted(term: str) -> str:
@@ -137,7 +142,7 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
     # A term not reported was below the last reported one everywhere (or nowhere when fewer came back).
     floor = min(reported.values()) if len(reported) >= SEGMENT_TOP else 0
     exact = dict(reported) if not error else {}
-    exact.update({term: raw[KNOWN.format(name, number)]["doc_count"] for number, term in enumerate(candidates)})
+    exact.update(_filtered(raw, name, candidates))
     # The `size`-th largest count is at least the `size`-th largest of what is known of each term.
     threshold = _nth({**reported, **exact}, size)
     if _bound(reported, exact, error, floor) < max(threshold, 1):
@@ -146,10 +151,13 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
         top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
         return _terms(dict(top), pairs, size)
     unsure = [t for t, n in reported.items() if t not in exact and n + error >= threshold]
-    second = searcher.aggregate(query, {name: {"terms": {"field": field, "include": unsure, "size": len(unsure),
-                                                         "segment_size": len(unsure)}}})
-    exact.update(_counts(second[name]))
+    exact.update(_filtered(searcher.aggregate(query, _filters(name, field, unsure)), name, unsure))
     return _terms(exact, pairs, size)
+
+
+def _filtered(raw: dict[str, Any], name: str, terms: list[str]) -> dict[str, int]:
+    """The exact counts of `terms` from the answer to their `_filters`."""
+    return {term: raw[KNOWN.format(name, number)]["doc_count"] for number, term in enumerate(terms)}
 
 
 def _bound(reported: dict[str, int], exact: dict[str, int], error: int, floor: int) -> int:

@@ -95,9 +95,9 @@ def random_record(rng: random.Random, recid: int) -> dict[str, Any]:
         "communities": [{"id": c} for c in rng.sample(["c1", "c2", "c3", "c4"], rng.randint(0, 2))]})
 
 
-# (terms per segment, candidates): the shipped values, then smaller ones that make the second pass (12, 5; 10, 0)
+# (terms per segment, candidates): the shipped values, then smaller ones that make the second pass (20, 5; 20, 0)
 # and the count of every term (1, 0) answer most facets.
-@pytest.mark.parametrize("limits", [(facets.SEGMENT_TOP, facets.CANDIDATES), (12, 5), (10, 0), (1, 0)])
+@pytest.mark.parametrize("limits", [(facets.SEGMENT_TOP, facets.CANDIDATES), (20, 5), (20, 0), (1, 0)])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, limits):
     monkeypatch.setattr(facets, "SEGMENT_TOP", limits[0])
