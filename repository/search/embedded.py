@@ -16,7 +16,7 @@ import tantivy
 from repository.errors import ApiError, ServiceUnavailable
 from repository.search.backend import SearchResult
 from repository.search.documents import DOCUMENT_VERSION
-from repository.search.facets import Facets
+from repository.search.facets import aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import GeoBox, MatchAll, Range, Regex, Terms, Wildcard, invalid
@@ -51,7 +51,6 @@ class EmbeddedBackend:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
         self.results = ResultCache(cache_entries)
-        self.facets = Facets()
         self.fields = fields()
         self.schema = build_schema(self.fields)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
@@ -415,4 +414,4 @@ class EmbeddedBackend:
 
     def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, over the query without post-filters."""
-        return self.facets.aggregate(searcher, query, req.facets)
+        return aggregate(searcher, query, req.facets)
