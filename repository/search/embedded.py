@@ -16,7 +16,7 @@ import tantivy
 from repository.errors import ApiError, ServiceUnavailable
 from repository.search.backend import SearchResult
 from repository.search.documents import DOCUMENT_VERSION
-from repository.search.facets import aggregate
+from repository.search.facets import Candidates, aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import GeoBox, MatchAll, Range, Regex, Terms, Wildcard, invalid
@@ -51,6 +51,7 @@ class EmbeddedBackend:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
         self.results = ResultCache(cache_entries)
+        self.candidates = Candidates()  # of the facets (repository/search/facets.py)
         self.fields = fields()
         self.schema = build_schema(self.fields)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
@@ -324,7 +325,7 @@ class EmbeddedBackend:
             else:
                 page, after, total = self._by_key(index, searcher, query, req)
             hits = [stored_source(searcher, a) for a in page]
-            aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req)
+            aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req, total)
         except ApiError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
@@ -412,6 +413,8 @@ class EmbeddedBackend:
         return [a for _, a in found], ([found[-1][0]] if found else None), \
             hit_count(result) if total is None else total
 
-    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
-        """The requested facets in the OpenSearch response format, over the query without post-filters."""
-        return aggregate(searcher, query, req.facets)
+    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
+                   total: int) -> dict[str, Any]:
+        """The requested facets in the OpenSearch response format, over the query without post-filters (which
+        matches at least the `total` of the search)."""
+        return aggregate(searcher, query, req.facets, total, self.candidates)

@@ -18,6 +18,8 @@ when a term no segment reported could get there (a bound too loose to help) are 
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import tantivy
@@ -29,18 +31,52 @@ CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen value
 # Terms per segment for an open vocabulary: each becomes a string and is merged (the cost that grows with the
 # segments), while a longer list only tightens a bound that a short one already gets under the top terms' counts.
 SEGMENT_TOP = 30
-COUNT = "{}__{}"  # the name of the exact count of the n-th unsure term of a facet in the second pass
+COUNT = "{}__{}"  # the name of the exact count of the n-th term a facet counts with a filter
+# Searches with this many matches (or more) count the index's most frequent terms of a field with a filter each in
+# the first pass (candidates): the second pass would execute the query again, which costs more than testing each
+# match against a few bitsets once the query matches that much; a rarer search goes without.
+MANY = 2_000
+CANDIDATES = 20
+REFRESH = 60.0  # seconds a candidate list is used: any list gives exact answers, a recent one fewer second passes
 
 
-def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...]) -> dict[str, Any]:
-    """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches."""
+class Candidates:
+    """The most frequent terms of each open-vocabulary field, listed again after `REFRESH` seconds (per process)."""
+
+    def __init__(self) -> None:
+        self._listed: dict[str, tuple[float, list[str]]] = {}  # field -> (when listed, terms)
+        self._lock = threading.Lock()
+
+    def __call__(self, searcher: tantivy.Searcher, field: str) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            listed = self._listed.get(field)
+        if listed is not None and now - listed[0] < REFRESH:
+            return listed[1]
+        # Document frequencies (deleted documents included: the list only has to be likely, not exact).
+        found = searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP + 1))
+        # A vocabulary that fits in one segment's top list is counted exactly by it: no candidates needed.
+        terms = [term for term, _ in found[:CANDIDATES]] if len(found) > SEGMENT_TOP else []
+        with self._lock:
+            self._listed[field] = (now, terms)
+        return terms
+
+
+def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...], matches: int,
+              candidates: Candidates) -> dict[str, Any]:
+    """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
+    (at least `matches` of them)."""
     if not names:
         return {}
     if not searcher.num_docs:
         return {name: _empty(name) for name in names}
     spec: dict[str, Any] = {}
+    known: dict[str, list[str]] = {}  # the terms of each open-vocabulary facet counted exactly in the first pass
     for name in names:
         spec[name] = _request(name)
+        if name in TERMS_FACETS and name not in CLOSED:
+            known[name] = candidates(searcher, TERMS_FACETS[name][0]) if matches >= MANY else []
+            spec.update(_filters(name, known[name]))
     raw = searcher.aggregate(query, spec)
     out: dict[str, Any] = {}
     for name in names:
@@ -55,7 +91,7 @@ def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str
         elif name in CLOSED:
             out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
         else:
-            out[name] = _open_vocabulary(searcher, query, name, raw[name])
+            out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
     return out
 
 
@@ -84,26 +120,40 @@ def _empty(name: str) -> dict[str, Any]:
     return {"buckets": []} if name == "publication_date" else terms_aggregation({}, TERMS_FACETS[name][1])
 
 
-def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str,
-                     first: dict[str, Any]) -> dict[str, Any]:
-    """The exact top terms of an open-vocabulary facet from its first-pass answer, with a second pass if needed."""
+def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str, raw: dict[str, Any],
+                     known: list[str]) -> dict[str, Any]:
+    """The exact top terms of an open-vocabulary facet from the first pass, with a second one when needed."""
     field, size = TERMS_FACETS[name]
-    reported = _counts(first)  # lower bounds of the true counts
-    error = int(first.get("doc_count_error_upper_bound") or 0)  # the most a segment left out of one count
-    pairs = sum(reported.values()) + int(first.get("sum_other_doc_count") or 0)  # exact: (document, term) pairs
-    if not error:
-        return _terms(reported, pairs, size)  # no segment left anything out
+    reported = _counts(raw[name])  # lower bounds of the true counts
+    error = int(raw[name].get("doc_count_error_upper_bound") or 0)  # the most a segment left out of one count
+    pairs = sum(reported.values()) + int(raw[name].get("sum_other_doc_count") or 0)  # exact (document, term) pairs
+    exact = dict(reported) if not error else {}  # no segment left anything out: the reported counts are exact
+    exact.update(_filtered(raw, name, known))
     # A term not reported was below the last reported one everywhere (or nowhere when fewer came back).
     floor = min(reported.values()) if len(reported) >= SEGMENT_TOP else 0
-    threshold = _nth(reported, size)  # the `size`-th largest true count is at least this
+    threshold = _nth({**reported, **exact}, size)  # the `size`-th largest true count is at least this
+    bound = max([count + error for term, count in reported.items() if term not in exact] + [floor + error])
+    if bound < max(threshold, 1):
+        return _terms(exact, pairs, size)  # no term without an exact count can reach the top: one pass
     if not threshold or floor + error >= threshold:  # terms no segment reported may get there: count every term
         top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
         return _terms(dict(top), pairs, size)
-    unsure = [term for term, count in reported.items() if count + error >= threshold]
-    second = searcher.aggregate(query, {COUNT.format(name, number): {"filter": f'{field}:"{_quoted(term)}"'}
-                                        for number, term in enumerate(unsure)})
-    exact = {term: second[COUNT.format(name, number)]["doc_count"] for number, term in enumerate(unsure)}
+    unsure = [term for term, count in reported.items() if term not in exact and count + error >= threshold]
+    exact.update(_filtered(searcher.aggregate(query, _filters(name, unsure)), name, unsure))
     return _terms(exact, pairs, size)
+
+
+def _filters(name: str, terms: list[str]) -> dict[str, Any]:
+    """One filter aggregation per term of facet `name`: the engine reads the term's postings into a bitset once
+    per segment, then tests each match against it (an `include` list instead reads every match's terms again and
+    walks each segment's whole dictionary: as much again as the facet itself)."""
+    field = TERMS_FACETS[name][0]
+    return {COUNT.format(name, number): {"filter": f'{field}:"{_quoted(term)}"'} for number, term in enumerate(terms)}
+
+
+def _filtered(raw: dict[str, Any], name: str, terms: list[str]) -> dict[str, int]:
+    """The exact counts of `terms` from the answer to their `_filters`."""
+    return {term: raw[COUNT.format(name, number)]["doc_count"] for number, term in enumerate(terms)}
 
 
 def _quoted(term: str) -> str:
@@ -113,8 +163,8 @@ def _quoted(term: str) -> str:
 
 
 def _nth(counts: dict[str, int], size: int) -> int:
-    """The `size`-th largest count (0 when there are fewer)."""
-    ordered = sorted(counts.values(), reverse=True)
+    """The `size`-th largest positive count (0 when there are fewer)."""
+    ordered = sorted((n for n in counts.values() if n > 0), reverse=True)
     return ordered[size - 1] if len(ordered) >= size else 0
 
 

@@ -71,8 +71,8 @@ def test_a_term_outside_one_segments_top_list_is_counted_in_full(tmp_path):
     assert keywords["sum_other_doc_count"] == 200 - 18
 
 
-# The most frequent keywords are the ones a second pass counts with a query each (`field:"term"`): some the query
-# syntax gives meaning to, which must be taken as they are.
+# The most frequent keywords are the ones counted with a query each (`field:"term"`: candidates, the second pass):
+# some the query syntax gives meaning to, which must be taken as they are.
 VOCABULARY = ["a:b", "x y", "c*", "(p) OR q", "AND", "ünï", 'q"t', "b\\s", " lead", "-neg"] + \
     [f"kw{i:03d}" for i in range(290)]
 TYPES = [("publication", "article"), ("publication", "preprint"), ("publication", "other"), ("image", "other"),
@@ -95,12 +95,14 @@ def random_record(rng: random.Random, recid: int) -> dict[str, Any]:
         "communities": [{"id": c} for c in rng.sample(["c1", "c2", "c3", "c4"], rng.randint(0, 2))]})
 
 
-# Terms per segment: the shipped number, then smaller ones that make the second pass (20, 12) and the count of every
-# term (1) answer most facets.
-@pytest.mark.parametrize("segment_top", [facets.SEGMENT_TOP, 20, 12, 1])
+# (terms per segment, matches that make a search count candidates, candidates): the shipped numbers, then ones that
+# make candidates (the first pass), the second pass and the count of every term answer most facets.
+@pytest.mark.parametrize("limits", [(facets.SEGMENT_TOP, facets.MANY, facets.CANDIDATES), (20, 0, 5), (12, 0, 12),
+                                    (20, 10**9, 0), (1, 10**9, 0)])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, segment_top):
-    monkeypatch.setattr(facets, "SEGMENT_TOP", segment_top)
+def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, limits):
+    for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits, strict=True):
+        monkeypatch.setattr(facets, name, value)
     rng = random.Random(seed)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     live: dict[int, dict[str, Any]] = {}
