@@ -9,11 +9,16 @@ of terms per segment, each turned into a string and merged (15-20 times the face
 So an open vocabulary (keywords, file types, communities) asks each segment for its top `SEGMENT_TOP` terms with
 the error bound (`show_term_doc_count_error`): counts that are lower bounds, E the most any segment left out of
 one term's count, and the exact number of (document, term) pairs. A term's true count is at most its reported
-count + E. When E is 0 (no segment had more terms than its list), the reported counts are exact. Otherwise a
-second pass counts exactly, with one filter each (the term's postings as a bitset, tested against each match),
-the few terms whose bound reaches the `size`-th largest lower bound: no other term can enter the top `size`. Only
-when a term no segment reported could get there (a bound too loose to help) are all the terms counted
+count + E. When E is 0 (no segment had more terms than its list), the reported counts are exact. A search with
+many matches also counts, in the same pass, the field's most frequent terms in the index with one filter each (the
+term's postings as a bitset, tested against each match): when no other term's bound reaches the `size`-th largest
+count, the top `size` is proven. Otherwise a second pass counts the same way the few terms whose bound reaches it.
+Only when a term no segment reported could get there (a bound too loose to help) are all the terms counted
 (tantivy's `terms_with_prefix`, exact and slow).
+
+What the facets cost is then mostly tantivy's: executing the query a second time (the binding has no collector
+that would gather hits, total and aggregations in one pass) and reading each match's keywords and file types from
+their multi-valued columns (README, Performance).
 """
 
 from __future__ import annotations
