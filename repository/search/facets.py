@@ -82,7 +82,14 @@ def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str
         if name in TERMS_FACETS and name not in CLOSED:
             known[name] = candidates(searcher, TERMS_FACETS[name][0]) if matches >= MANY else []
             spec.update(_filters(name, known[name]))
-    raw = searcher.aggregate(query, spec)
+    try:
+        raw = searcher.aggregate(query, spec)
+    except ValueError:
+        if not any(known.values()):
+            raise
+        # A candidate the engine's query parser refused (none is known to): candidates only save a pass.
+        known = dict.fromkeys(known, [])
+        raw = searcher.aggregate(query, {name: _request(name) for name in names})
     out: dict[str, Any] = {}
     for name in names:
         if name == "publication_date":

@@ -127,3 +127,18 @@ def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, 
         frequent = VOCABULARY[0]
         assert run(backend, q=f'keywords:"{frequent}"', facets=FACETS).aggregations == expected(
             [d for d in docs if frequent in d.get("keywords", [])])
+
+
+def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_path, monkeypatch):
+    monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "SEGMENT_TOP", 12)
+    monkeypatch.setattr(facets, "_quoted", lambda term: '"')  # an unbalanced quote in every candidate's filter
+    rng = random.Random(7)
+    backend = EmbeddedBackend(tmp_path, cache_entries=0)
+    live: dict[int, dict[str, Any]] = {}
+    for _ in range(3):
+        batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
+        backend.index([to_index_document(r) for r in batch])
+        live.update({r["id"]: to_index_document(r) for r in batch
+                     if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
+    assert run(backend, facets=FACETS).aggregations == expected(list(live.values()))
