@@ -14,8 +14,9 @@ from typing import Any
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult, terms_aggregation, year_bucket
+from repository.search.backend import SearchResult
 from repository.search.documents import DOCUMENT_VERSION
+from repository.search.facets import Candidates, aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import GeoBox, MatchAll, Range, Regex, Terms, Wildcard, invalid
@@ -50,6 +51,7 @@ class EmbeddedBackend:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
         self.results = ResultCache(cache_entries)
+        self.candidates = Candidates()  # of the facets (repository/search/facets.py)
         self.fields = fields()
         self.schema = build_schema(self.fields)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
@@ -323,7 +325,7 @@ class EmbeddedBackend:
             else:
                 page, after, total = self._by_key(index, searcher, query, req)
             hits = [stored_source(searcher, a) for a in page]
-            aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req)
+            aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req, total)
         except ApiError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
@@ -411,37 +413,8 @@ class EmbeddedBackend:
         return [a for _, a in found], ([found[-1][0]] if found else None), \
             hit_count(result) if total is None else total
 
-    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
-        """The requested facets in the OpenSearch response format, over the query without post-filters."""
-        spec: dict[str, Any] = {}
-        for name in req.facets:
-            if name == "publication_date":
-                spec[name] = {"histogram": {"field": "year", "interval": 1, "min_doc_count": 1}}
-            else:
-                # Ask the engine for the top buckets only (as OpenSearch does): asking for every term of a large
-                # vocabulary (keywords) and sorting them here cost 4x the search itself on 100,000 records.
-                field, size = TERMS_FACETS[name]
-                spec[name] = {"terms": {"field": field, "size": size, "segment_size": size * 10}}
-                if name == "type":
-                    spec[name]["aggs"] = {"subtype": {"terms": {"field": SUBTYPE[0], "size": SUBTYPE[1],
-                                                                "segment_size": SUBTYPE[1] * 10}}}
-        if not spec:
-            return {}
-        raw = searcher.aggregate(query, spec) if searcher.num_docs else {}
-        out: dict[str, Any] = {}
-        for name in req.facets:
-            buckets = (raw.get(name) or {}).get("buckets") or []
-            if name == "publication_date":
-                out[name] = {"buckets": [year_bucket(int(b["key"]), b["doc_count"]) for b in buckets
-                                         if b["doc_count"]]}
-                continue
-            out[name] = terms_aggregation({b["key"]: b["doc_count"] for b in buckets}, TERMS_FACETS[name][1],
-                                          raw[name].get("sum_other_doc_count", 0) if buckets else 0)
-            if name == "type":
-                subtypes = {b["key"]: b.get("subtype", {}) for b in buckets}
-                for bucket in out[name]["buckets"]:
-                    sub = subtypes[bucket["key"]]
-                    bucket["subtype"] = terms_aggregation(
-                        {s["key"]: s["doc_count"] for s in sub.get("buckets", [])}, SUBTYPE[1],
-                        sub.get("sum_other_doc_count", 0))
-        return out
+    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
+                   total: int) -> dict[str, Any]:
+        """The requested facets in the OpenSearch response format, over the query without post-filters (which
+        matches at least the `total` of the search)."""
+        return aggregate(searcher, query, req.facets, total, self.candidates)

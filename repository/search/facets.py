@@ -1,0 +1,187 @@
+"""The facets of the embedded engine: exact counts, from one aggregation pass over the query when it suffices.
+
+Asked as OpenSearch is asked (the top `size` terms of each segment's top `segment_size`), tantivy's terms
+aggregation undercounts a term that falls outside one segment's top list, so the answer depended on how the index
+happened to be cut into segments (tests/search/test_facets.py builds such an index). Asking every segment for every
+term is exact, and cheap for closed vocabularies (access rights, resource types), but not for keywords: thousands
+of terms per segment, each turned into a string and merged (15-20 times the facet, measured).
+
+So an open vocabulary (keywords, file types, communities) asks each segment for its top `SEGMENT_TOP` terms with
+the error bound (`show_term_doc_count_error`): counts that are lower bounds, E the most any segment left out of
+one term's count, and the exact number of (document, term) pairs. A term's true count is at most its reported
+count + E. When E is 0 (no segment had more terms than its list), the reported counts are exact. A search with
+many matches also counts, in the same pass, the field's most frequent terms in the index with one filter each (the
+term's postings as a bitset, tested against each match): when no other term's bound reaches the `size`-th largest
+count, the top `size` is proven. Otherwise a second pass counts the same way the few terms whose bound reaches it.
+Only when a term no segment reported could get there (a bound too loose to help) are all the terms counted
+(tantivy's `terms_with_prefix`, exact and slow).
+
+What the facets cost is then mostly tantivy's: executing the query a second time (the binding has no collector
+that would gather hits, total and aggregations in one pass) and reading each match's keywords and file types from
+their multi-valued columns (README, Performance).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import tantivy
+
+from repository.search.backend import SUBTYPE, TERMS_FACETS, terms_aggregation, year_bucket
+
+EVERY = 2**32 - 1  # a size no segment reaches: every term of every segment is returned
+CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen values: every term, always exact
+# Terms per segment for an open vocabulary: each becomes a string and is merged (the cost that grows with the
+# segments), while a longer list only tightens a bound that a short one already gets under the top terms' counts.
+SEGMENT_TOP = 30
+COUNT = "{}__{}"  # the name of the exact count of the n-th term a facet counts with a filter
+# Searches with this many matches (or more) count the index's most frequent terms of a field with a filter each in
+# the first pass (candidates): the second pass would execute the query again, which costs more than testing each
+# match against a few bitsets once the query matches that much; a rarer search goes without.
+MANY = 2_000
+CANDIDATES = 20
+REFRESH = 60.0  # seconds a candidate list is used: any list gives exact answers, a recent one fewer second passes
+
+
+class Candidates:
+    """The most frequent terms of each open-vocabulary field, listed again after `REFRESH` seconds (per process)."""
+
+    def __init__(self) -> None:
+        self._listed: dict[str, tuple[float, list[str]]] = {}  # field -> (when listed, terms)
+        self._lock = threading.Lock()
+
+    def __call__(self, searcher: tantivy.Searcher, field: str) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            listed = self._listed.get(field)
+        if listed is not None and now - listed[0] < REFRESH:
+            return listed[1]
+        # Document frequencies (deleted documents included: the list only has to be likely, not exact).
+        found = searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP + 1))
+        # A vocabulary that fits in one segment's top list is counted exactly by it: no candidates needed.
+        terms = [term for term, _ in found[:CANDIDATES]] if len(found) > SEGMENT_TOP else []
+        with self._lock:
+            self._listed[field] = (now, terms)
+        return terms
+
+
+def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...], matches: int,
+              candidates: Candidates) -> dict[str, Any]:
+    """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
+    (at least `matches` of them)."""
+    if not names:
+        return {}
+    if not searcher.num_docs:
+        return {name: _empty(name) for name in names}
+    spec: dict[str, Any] = {}
+    known: dict[str, list[str]] = {}  # the terms of each open-vocabulary facet counted exactly in the first pass
+    for name in names:
+        spec[name] = _request(name)
+        if name in TERMS_FACETS and name not in CLOSED:
+            known[name] = candidates(searcher, TERMS_FACETS[name][0]) if matches >= MANY else []
+            spec.update(_filters(name, known[name]))
+    try:
+        raw = searcher.aggregate(query, spec)
+    except ValueError:
+        if not any(known.values()):
+            raise
+        # A candidate the engine's query parser refused (none is known to): candidates only save a pass.
+        known = dict.fromkeys(known, [])
+        raw = searcher.aggregate(query, {name: _request(name) for name in names})
+    out: dict[str, Any] = {}
+    for name in names:
+        if name == "publication_date":
+            out[name] = {"buckets": [year_bucket(int(b["key"]), b["doc_count"])
+                                     for b in raw[name]["buckets"] if b["doc_count"]]}
+        elif name == "type":
+            out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
+            subtypes = {b["key"]: _counts(b.get("subtype") or {}) for b in raw[name].get("buckets") or []}
+            for bucket in out[name]["buckets"]:
+                bucket["subtype"] = terms_aggregation(subtypes[bucket["key"]], SUBTYPE[1])
+        elif name in CLOSED:
+            out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
+        else:
+            out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
+    return out
+
+
+def _request(name: str) -> dict[str, Any]:
+    """The aggregation that answers facet `name` in the first pass."""
+    if name == "publication_date":
+        return {"histogram": {"field": "year", "interval": 1, "min_doc_count": 1}}
+    field = TERMS_FACETS[name][0]
+    if name == "type":
+        return {**_every(field), "aggs": {"subtype": _every(SUBTYPE[0])}}
+    if name in CLOSED:
+        return _every(field)
+    return {"terms": {"field": field, "size": SEGMENT_TOP, "segment_size": SEGMENT_TOP,
+                      "show_term_doc_count_error": True}}
+
+
+def _every(field: str) -> dict[str, Any]:
+    return {"terms": {"field": field, "size": EVERY, "segment_size": EVERY}}
+
+
+def _counts(result: dict[str, Any]) -> dict[str, int]:
+    return {b["key"]: b["doc_count"] for b in result.get("buckets") or []}
+
+
+def _empty(name: str) -> dict[str, Any]:
+    return {"buckets": []} if name == "publication_date" else terms_aggregation({}, TERMS_FACETS[name][1])
+
+
+def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str, raw: dict[str, Any],
+                     known: list[str]) -> dict[str, Any]:
+    """The exact top terms of an open-vocabulary facet from the first pass, with a second one when needed."""
+    field, size = TERMS_FACETS[name]
+    reported = _counts(raw[name])  # lower bounds of the true counts
+    error = int(raw[name].get("doc_count_error_upper_bound") or 0)  # the most a segment left out of one count
+    pairs = sum(reported.values()) + int(raw[name].get("sum_other_doc_count") or 0)  # exact (document, term) pairs
+    exact = dict(reported) if not error else {}  # no segment left anything out: the reported counts are exact
+    exact.update(_filtered(raw, name, known))
+    # A term not reported was below the last reported one everywhere (or nowhere when fewer came back).
+    floor = min(reported.values()) if len(reported) >= SEGMENT_TOP else 0
+    threshold = _nth({**reported, **exact}, size)  # the `size`-th largest true count is at least this
+    bound = max([count + error for term, count in reported.items() if term not in exact] + [floor + error])
+    if bound < max(threshold, 1):
+        return _terms(exact, pairs, size)  # no term without an exact count can reach the top: one pass
+    if not threshold or floor + error >= threshold:  # terms no segment reported may get there: count every term
+        top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
+        return _terms(dict(top), pairs, size)
+    unsure = [term for term, count in reported.items() if term not in exact and count + error >= threshold]
+    exact.update(_filtered(searcher.aggregate(query, _filters(name, unsure)), name, unsure))
+    return _terms(exact, pairs, size)
+
+
+def _filters(name: str, terms: list[str]) -> dict[str, Any]:
+    """One filter aggregation per term of facet `name`: the engine reads the term's postings into a bitset once
+    per segment, then tests each match against it (an `include` list instead reads every match's terms again and
+    walks each segment's whole dictionary: as much again as the facet itself)."""
+    field = TERMS_FACETS[name][0]
+    return {COUNT.format(name, number): {"filter": f'{field}:"{_quoted(term)}"'} for number, term in enumerate(terms)}
+
+
+def _filtered(raw: dict[str, Any], name: str, terms: list[str]) -> dict[str, int]:
+    """The exact counts of `terms` from the answer to their `_filters`."""
+    return {term: raw[COUNT.format(name, number)]["doc_count"] for number, term in enumerate(terms)}
+
+
+def _quoted(term: str) -> str:
+    """`term` inside double quotes of the engine's query syntax, which takes the character after a backslash as it
+    is and everything else up to the closing quote verbatim (the field's raw tokenizer then keeps it whole)."""
+    return term.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _nth(counts: dict[str, int], size: int) -> int:
+    """The `size`-th largest positive count (0 when there are fewer)."""
+    ordered = sorted((n for n in counts.values() if n > 0), reverse=True)
+    return ordered[size - 1] if len(ordered) >= size else 0
+
+
+def _terms(exact: dict[str, int], pairs: int, size: int) -> dict[str, Any]:
+    """The terms aggregation of exact counts; `pairs` (all (document, term) pairs) gives what the others count."""
+    out = terms_aggregation({t: n for t, n in exact.items() if n > 0}, size)
+    out["sum_other_doc_count"] = pairs - sum(b["doc_count"] for b in out["buckets"])
+    return out
