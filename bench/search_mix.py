@@ -260,11 +260,15 @@ def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
     return out
 
 
-def replay_in_process(instance: str, requests: int = 3000, every: int = 100, seed: int = 19) -> dict[str, Any]:
-    """The mix replayed in one process against the instance's index, with a publish (a new record) every `every`
-    searches, once with the cache as it is (answers brought up to date by each commit) and once with every answer
-    dropped at each commit (what the cache did before): milliseconds of search per request. No server, no TLS, no
-    other process: the difference between the two is the cache's alone."""
+def replay_in_process(instance: str, requests: int = 3000, every: int = 100, seed: int = 19,
+                      rounds: int = 2) -> dict[str, Any]:
+    """The mix replayed in one process against the instance's index, with a commit every `every` searches (a
+    publish of a new record; every EDIT_EVERY-th an edit of one published here, every TAKEDOWN_EVERY-th a take-down),
+    with the cache as it is (answers brought up to date by each commit: `kept`) and with every answer dropped at each
+    commit (what the cache did before: `dropped`), the two alternated `rounds` times so drift hits both. Per mode:
+    CPU ms of search per request, and per commit the cache's upkeep (ms) and what became of its entries. No server,
+    no TLS, no other process: the difference between the modes is the cache's alone. The records written here are
+    deleted from the index at the end (they are not in the database)."""
     from urllib.parse import parse_qsl, urlsplit
 
     from werkzeug.datastructures import MultiDict
@@ -279,31 +283,48 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
     paths = build_mix(instance, seed=seed, requests=requests)["paths"]
     words = corpus_terms(instance, 1000)["words"][:200]
     parsed = [parse_search_args(MultiDict(parse_qsl(urlsplit(p).query))) for p in paths]
-    rng = random.Random(seed)
-    out: dict[str, Any] = {"requests": requests, "publish_every": every}
-    for mode in ("kept", "dropped", "kept", "dropped"):  # alternating, so drift hits both
+    out: dict[str, Any] = {"requests": requests, "commit_every": every, "rounds": []}
+    for mode in ("kept", "dropped") * rounds:
+        rng = random.Random(seed)
         backend = open_from_settings(settings)
         assert isinstance(backend, EmbeddedBackend)
         if mode == "dropped":
             backend.results._touched = None
         template = backend.search(parsed[0]).hits[0]
-        started = time.process_time()
+        written: list[int] = []
         searching = 0.0
+        upkeep = []
         for position, req in enumerate(parsed):
             if position and position % every == 0:
-                recid = 90_000_000 + rng.randrange(10_000_000)
+                commit = position // every
                 title = " ".join(rng.choice(words) for _ in range(4))
-                record = {**template, "id": recid, "metadata": {**template["metadata"], "title": title}}
-                backend.index([to_index_document(record)])
+                if commit % TAKEDOWN_EVERY == 0 and written:
+                    backend.delete([written.pop(rng.randrange(len(written)))])
+                else:
+                    if commit % EDIT_EVERY == 0 and written:
+                        recid, revision = rng.choice(written), 2
+                    else:
+                        recid, revision = 90_000_000 + 2 * rng.randrange(5_000_000), 1
+                        written.append(recid)
+                    record = {**template, "id": recid, "revision": revision,
+                              "metadata": {**template["metadata"], "title": title}}
+                    backend.index([to_index_document(record)])
+            before = backend.results.upkeep
             begun = time.process_time()
             backend.search(req)
             searching += time.process_time() - begun
-        out.setdefault(mode, []).append(round(searching / requests * 1000, 3))
-        out.setdefault(f"{mode}_total_cpu_s", []).append(round(time.process_time() - started, 2))
+            if backend.results.upkeep != before:
+                upkeep.append(backend.results.upkeep - before)
         cache = backend.results
-        out.setdefault(f"{mode}_upkeep_ms_per_commit", []).append(
-            round(cache.upkeep * 1000 / (requests // every), 1))
-        out.setdefault(f"{mode}_carried_dropped", []).append((cache.carried, cache.dropped))
+        states = cache.counts["states"] or 1
+        out["rounds"].append({
+            "mode": mode, "search_cpu_ms_per_request": round(searching / requests * 1000, 3),
+            "commits": cache.counts["states"],
+            "upkeep_ms_per_commit": round(cache.upkeep * 1000 / states, 2),
+            "upkeep_ms_max": round(max(upkeep, default=0.0) * 1000, 2),
+            "per_commit": {reason: round(n / states, 1) for reason, n in sorted(cache.counts.items())
+                           if reason != "states"}})
+        backend.delete(written)
         backend._lease.end()
     return out
 
@@ -314,8 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instance", help="print the mix generated from this instance's corpus")
     parser.add_argument("--print-mix", type=int, default=20, help="how many of the most frequent searches to print")
     parser.add_argument("--in-process", type=int, default=0, metavar="N",
-                        help="replay N requests of the mix in this process with a publish every 100 (writes to the "
-                             "instance's index): search CPU ms per request, cache kept vs dropped at each commit")
+                        help="replay N requests of the mix in this process with a commit every --every (writes to "
+                             "the instance's index, then deletes what it wrote): search CPU ms per request, cache "
+                             "upkeep and entries kept vs dropped at each commit")
+    parser.add_argument("--every", type=int, default=100, help="searches between commits (--in-process)")
     args = parser.parse_args(argv)
     if args.publish:
         print(json.dumps(publish_stream(json.loads(args.publish))))
@@ -323,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.instance:
         parser.error("--instance is required")
     if args.in_process:
-        print(json.dumps(replay_in_process(os.path.abspath(args.instance), args.in_process)))
+        print(json.dumps(replay_in_process(os.path.abspath(args.instance), args.in_process, args.every), indent=1))
         return 0
     mix = build_mix(os.path.abspath(args.instance))
     print(f"{mix['requests']} requests, {mix['distinct']} distinct, top {MIX_TOP}: {mix['top100_share']:.0%}")

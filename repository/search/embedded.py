@@ -54,6 +54,7 @@ class Snapshot:
     meta: bytes  # the content of meta.json that this searcher reflects
     opstamp: int
     searcher: tantivy.Searcher
+    seq: int  # the order in which this process took its snapshots: a larger one is newer
 
     @property
     def key(self) -> tuple[str, bytes]:
@@ -80,6 +81,7 @@ class EmbeddedBackend:
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
+        self._seq = 0  # snapshots taken (under _mutex)
         self._probes: tuple[frozenset[int], dict[int, Any]] | None = None  # see _matches
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.root / CURRENT).exists():
@@ -126,6 +128,7 @@ class EmbeddedBackend:
                 index.config_reader("Manual")
             else:
                 index = cached[0]
+            self._seq += 1
             for _ in range(5):
                 index.reload()
                 searcher = index.searcher()
@@ -134,8 +137,9 @@ class EmbeddedBackend:
                     break
                 meta = after
             else:
-                searcher, meta = index.searcher(), b'{"opstamp": -1}'  # kept changing: a state no log names
-            opened = self._open[name] = (index, Snapshot(name, meta, _opstamp(meta), searcher))
+                # Kept changing: a state no log names and no other snapshot shares (its key must not equal one).
+                searcher, meta = index.searcher(), b'{"opstamp": -1, "seq": %d}' % self._seq
+            opened = self._open[name] = (index, Snapshot(name, meta, _opstamp(meta), searcher, self._seq))
             return opened
 
     def _live(self) -> tantivy.Searcher:
@@ -421,7 +425,7 @@ class EmbeddedBackend:
         searcher = state.searcher
         translate = Translator(index.schema, searcher, self.fields)
 
-        def aggregate() -> dict[str, Any]:
+        def aggregate() -> tuple[dict[str, Any], bool]:
             return self._guarded(lambda: self._aggregate(searcher, translate(combined(req, with_post_filters=False)),
                                                          req))
 
@@ -534,8 +538,10 @@ class EmbeddedBackend:
         return [a for _, a in found], ([found[-1][0]] if found else None), \
             hit_count(result) if total is None else total
 
-    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest) -> dict[str, Any]:
-        """The requested facets in the OpenSearch response format, over the query without post-filters."""
+    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query,
+                   req: SearchRequest) -> tuple[dict[str, Any], bool]:
+        """The requested facets in the OpenSearch response format, over the query without post-filters, and whether
+        the engine counted them exactly (see `_exact`)."""
         spec: dict[str, Any] = {}
         for name in req.facets:
             if name == "publication_date":
@@ -544,12 +550,14 @@ class EmbeddedBackend:
                 # Ask the engine for the top buckets only (as OpenSearch does): asking for every term of a large
                 # vocabulary (keywords) and sorting them here cost 4x the search itself on 100,000 records.
                 field, size = TERMS_FACETS[name]
-                spec[name] = {"terms": {"field": field, "size": size, "segment_size": size * 10}}
+                spec[name] = {"terms": {"field": field, "size": size, "segment_size": size * 10,
+                                        "show_term_doc_count_error": True}}
                 if name == "type":
                     spec[name]["aggs"] = {"subtype": {"terms": {"field": SUBTYPE[0], "size": SUBTYPE[1],
-                                                                "segment_size": SUBTYPE[1] * 10}}}
+                                                                "segment_size": SUBTYPE[1] * 10,
+                                                                "show_term_doc_count_error": True}}}
         if not spec:
-            return {}
+            return {}, True
         raw = searcher.aggregate(query, spec) if searcher.num_docs else {}
         out: dict[str, Any] = {}
         for name in req.facets:
@@ -567,4 +575,16 @@ class EmbeddedBackend:
                     bucket["subtype"] = terms_aggregation(
                         {s["key"]: s["doc_count"] for s in sub.get("buckets", [])}, SUBTYPE[1],
                         sub.get("sum_other_doc_count", 0))
-        return out
+        return out, _exact(raw)
+
+
+def _exact(raw: Any) -> bool:
+    """False when a terms aggregation somewhere in the engine's answer is approximate: each segment keeps its
+    `segment_size` most frequent terms only, so a term cut in one segment is undercounted, by how much depends on
+    how the documents are spread over segments (a merge changes it); the engine then reports a positive
+    `doc_count_error_upper_bound` (0 when no segment had to cut)."""
+    if isinstance(raw, dict):
+        return not raw.get("doc_count_error_upper_bound") and all(_exact(v) for v in raw.values())
+    if isinstance(raw, list):
+        return all(_exact(v) for v in raw)
+    return True

@@ -14,10 +14,17 @@ dropped and computed again when asked. Two kinds of answer are kept:
 - whole results (page of hits, total, cursor, facets) by request;
 - facet counts by (query, filters, facets), shared by every page, order and post-filter of the same search.
 
-A page ordered by relevance is dropped at every commit whatever it matched: its scores depend on statistics of the
-whole index (document count, average field length), so its order and cursor may change although its matches did
-not. Its facet counts stay. When the commits in between are not known (another process has not logged its commit
-yet, the index was rebuilt and swapped in, the log was cut), everything is dropped: never a stale answer.
+Two kinds of answer depend on more than their matches and are dropped at every new state, a merge included (a
+merge keeps the documents and the opstamp but moves them to other segments):
+
+- a page ordered by relevance: BM25 scores follow statistics of the whole index (document count, average field
+  length), and tantivy counts deleted documents in them until a merge purges them, so the order and the cursor's
+  score may change although the page's matches did not. Its facet counts stay.
+- facet counts the engine had to approximate (a segment held more terms than `segment_size` and cut them; see
+  `embedded._aggregate`): they depend on how the documents are spread over segments.
+
+When the commits in between are not known (another process has not logged its commit yet, the index was rebuilt
+and swapped in, the log was cut), everything is dropped: never a stale answer.
 `SEARCH_CACHE_ENTRIES=0` switches the cache off.
 """
 
@@ -25,7 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -46,7 +53,11 @@ class State(Protocol):
 
     @property
     def key(self) -> Hashable:
-        """Equal keys: the same documents."""
+        """Equal keys: the same documents in the same segments."""
+
+    @property
+    def seq(self) -> int:
+        """The order in which the process took its states: a larger one is newer."""
 
 
 def request_key(req: SearchRequest) -> Hashable:
@@ -64,7 +75,7 @@ def facets_key(req: SearchRequest) -> Hashable:
 class _Entry(Generic[V]):
     value: V
     node: Node  # the documents this answer depends on: those matching it
-    volatile: bool  # depends on index-wide statistics too (relevance order): dropped at every commit
+    volatile: bool  # depends on more than its matches (see the module's docstring): dropped at every new state
     cost: float  # seconds it took to compute
 
 
@@ -84,75 +95,99 @@ class ResultCache(Generic[S]):
         self._facets: OrderedDict[Hashable, _Entry[dict[str, Any]]] = OrderedDict()
         self._state: S | None = None
         self._lock = threading.Lock()
-        self.carried = self.dropped = 0  # entries kept or dropped by commits (for the benchmark's report)
-        self.upkeep = 0.0  # seconds spent bringing entries to new commits
+        # What new states did to the entries, for the benchmark's report: `states` seen, entries `carried`, and
+        # entries dropped as `volatile`, `touched`, `unchecked` (cheaper to compute than to check, or past the
+        # budget) or `unknown` (no way from the old state to the new one).
+        self.counts: Counter[str] = Counter()
+        self.upkeep = 0.0  # seconds spent bringing entries to new states
         self.check_cost = 0.0  # seconds one entry's check takes, a moving average: cheaper answers are dropped
+
+    @property
+    def carried(self) -> int:
+        return self.counts["carried"]
+
+    @property
+    def dropped(self) -> int:
+        return sum(n for reason, n in self.counts.items() if reason not in ("carried", "states"))
 
     def get_or_compute(self, state: S, req: SearchRequest,
                        compute: Callable[[Callable[[], dict[str, Any]]], SearchResult],
-                       aggregate: Callable[[], dict[str, Any]]) -> SearchResult:
+                       aggregate: Callable[[], tuple[dict[str, Any], bool]]) -> SearchResult:
         """The result of `req` at `state`: cached, or `compute(facets)` where `facets()` gives the facet counts
-        (cached by `facets_key`, or `aggregate()`)."""
+        (cached by `facets_key`, or `aggregate()`: the counts, and whether they are exact)."""
         if self.entries <= 0:
-            return compute(aggregate)
+            return compute(lambda: aggregate()[0])
         key = request_key(req)
         with self._lock:
-            self._advance(state)
-            hit = self._results.get(key)
+            current = self._advance(state)
+            hit = self._results.get(key) if current else None
             if hit is not None:
                 self._results.move_to_end(key)
                 return hit.value
+        if not current:  # this search read the index before another one read a newer commit
+            return compute(lambda: aggregate()[0])
+        exact = True
 
         def facets() -> dict[str, Any]:
+            nonlocal exact
             if not req.facets:
                 return {}
             fkey = facets_key(req)
             with self._lock:
-                self._advance(state)
-                known = self._facets.get(fkey)
+                known = self._facets.get(fkey) if self._current(state) else None
                 if known is not None:
                     self._facets.move_to_end(fkey)
+                    exact = not known.volatile
                     return known.value
             began = time.perf_counter()
-            counted = aggregate()
-            self._store(self._facets, state, fkey, _Entry(counted, combined(req, with_post_filters=False), False,
+            counted, exact = aggregate()
+            self._store(self._facets, state, fkey, _Entry(counted, combined(req, with_post_filters=False), not exact,
                                                           time.perf_counter() - began))
             return counted
 
         began = time.perf_counter()
         result = compute(facets)  # outside the lock: concurrent misses compute in parallel rather than queue
         cost = time.perf_counter() - began
-        volatile = req.sort == "bestmatch" and not req.constant_score
+        volatile = (req.sort == "bestmatch" and not req.constant_score) or not exact
         # The hits depend on the post-filters, the facets on the wider search: an answer depends on the wider one.
         self._store(self._results, state, key, _Entry(result, combined(req, with_post_filters=False), volatile, cost))
         return result
 
+    def _current(self, state: S) -> bool:
+        return self._state is not None and self._state.key == state.key
+
     def _store(self, items: OrderedDict[Hashable, _Entry[V]], state: S, key: Hashable, entry: _Entry[V]) -> None:
         with self._lock:
-            if self._state is not None and self._state.key == state.key:  # not computed against an older state
+            if self._current(state):  # not computed against an older state
                 items[key] = entry
                 items.move_to_end(key)
                 while len(items) > self.entries:
                     items.popitem(last=False)
 
-    def _advance(self, state: S) -> None:
-        """Bring every entry from the state last seen to `state` (under the lock)."""
+    def _advance(self, state: S) -> bool:
+        """Bring every entry from the state last seen to `state` (under the lock). False when `state` is older
+        than that one (a search that read the index before a concurrent one read a newer commit): its answer is
+        computed, not cached, and the entries stay at the newer state rather than being carried back and forth."""
         old = self._state
         if old is not None and old.key == state.key:
-            return
+            return True
+        if old is not None and state.seq < old.seq:
+            return False
         self._state = state
         if old is None:
-            return
+            return True
         began = time.perf_counter()
         try:
+            self.counts["states"] += 1
             self._bring(old, state)
         finally:
             self.upkeep += time.perf_counter() - began
+        return True
 
     def _bring(self, old: S, state: S) -> None:
         touched = self._touched(old, state) if self._touched is not None else None
         if touched is None or self._matches is None:
-            self.dropped += len(self._results) + len(self._facets)
+            self.counts["unknown"] += len(self._results) + len(self._facets)
             self._results.clear()
             self._facets.clear()
             return
@@ -164,15 +199,19 @@ class ResultCache(Generic[S]):
         assert self._matches is not None
         deadline = time.perf_counter() + UPKEEP_BUDGET
         for key, entry in reversed(list(items.items())):  # the most recently used first
-            if entry.volatile or (touched and (entry.cost < self.check_cost or time.perf_counter() > deadline)):
+            if entry.volatile:
+                del items[key]
+                self.counts["volatile"] += 1
+                continue
+            if touched and (entry.cost < self.check_cost or time.perf_counter() > deadline):
                 del items[key]  # computing again costs less, or the commit's budget is spent
-                self.dropped += 1
+                self.counts["unchecked"] += 1
                 continue
             began = time.perf_counter()
             if touched and (self._matches(old, entry.node, touched) or self._matches(new, entry.node, touched)):
                 del items[key]
-                self.dropped += 1
+                self.counts["touched"] += 1
             else:
-                self.carried += 1
+                self.counts["carried"] += 1
             if touched:
                 self.check_cost += (time.perf_counter() - began - self.check_cost) * 0.05
