@@ -92,7 +92,8 @@ def run_python_load(base: str, paths: list[str], seconds: int, connections: int,
     """The fallback: a separate process with one keep-alive HTTPS connection per thread."""
     spec = json.dumps({"base": base, "paths": paths, "seconds": seconds, "connections": connections,
                        "cafile": cafile})
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loadgen", spec],
+    # The spec on stdin: the search mix's thousands of paths exceed the kernel's limit on one argument (128 KiB).
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loadgen", "-"], input=spec,
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -847,7 +848,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.loadgen:
-        _loadgen(json.loads(args.loadgen))
+        _loadgen(json.loads(sys.stdin.read() if args.loadgen == "-" else args.loadgen))
         return 0
     quick = args.quick
     args.records = args.records or (800 if quick else 100_000)
