@@ -92,7 +92,8 @@ def run_python_load(base: str, paths: list[str], seconds: int, connections: int,
     """The fallback: a separate process with one keep-alive HTTPS connection per thread."""
     spec = json.dumps({"base": base, "paths": paths, "seconds": seconds, "connections": connections,
                        "cafile": cafile})
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loadgen", spec],
+    # The spec on stdin: the search mix's thousands of paths exceed the kernel's limit on one argument (128 KiB).
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loadgen", "-"], input=spec,
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -584,6 +585,12 @@ class Bench:
         finally:
             session.close()
 
+    def search_mix(self, server: Server, token: str) -> dict:
+        """Searches drawn from the corpus while another process publishes one record a second: bench/search_mix.py."""
+        from search_mix import measure  # its neighbour: bench/ heads sys.path
+
+        return measure(self, server, token, PUBLIC_BASE)
+
     def archive(self, server: Server, token: str) -> dict:
         """A record's files as one zip (`files-archive`) against reading them from disk: bench/archive_bench.py."""
         from archive_bench import measure  # its neighbour: bench/ heads sys.path
@@ -660,6 +667,9 @@ class Bench:
                         self.results["publish"] = self.phase("publish -> searchable", self.publish, server, token)
                     if "pages" in parts:
                         self.results["pages"] = self.phase("pages vs API", self.pages, server, sample)
+                    if "mix" in parts:
+                        self.results["search_mix"] = self.phase("search mix under a publish stream",
+                                                                self.search_mix, server, token)
                     if "archive" in parts:
                         self.results["archive"] = self.phase(
                             f"archive {args.archive_files} x {args.archive_mb} MiB", self.archive, server, token)
@@ -724,6 +734,10 @@ def verdicts(results: dict) -> list[dict]:
         # Page cost within 1.5x of the API's: page req/s over API req/s at least 1/1.5.
         "record_page": (_page_throughput(results, "record"), 0.67, "record page req/s / API record req/s"),
         "search_page": (_page_throughput(results, "search"), 0.67, "search page req/s / API search req/s"),
+        "search_mix": ((results.get("search_mix") or {}).get("publishing", {}).get("ratio"), 0.35,
+                       "ratio of ceiling, search mix under a publish stream"),
+        "search_mix_p99_ms": ((results.get("search_mix") or {}).get("publishing", {}).get("p99_ms"), 200,
+                              "p99 ms, search mix under a publish stream (lower is better)"),
     }
     out = []
     for name, (value, target, unit) in figures.items():
@@ -769,6 +783,12 @@ def table(results: dict) -> str:
         part(prefix, lambda h, prefix=prefix: f"OAI-PMH ListRecords {prefix}: " + (
             f"{h['rate']:.0f} records/s ({h['records']} records, {h['pages']} pages, {h['seconds']} s)"
             if h.get("measured") else f"not measured ({h.get('reason')})"))
+    part("search_mix", lambda m: f"search mix ({m['mix']['distinct']} distinct searches, top 100 "
+                                 f"{m['mix']['top100_share']:.0%} of {m['mix']['requests']}): quiet "
+                                 f"{m['quiet']['rps']:.0f} req/s (ratio {m['quiet']['ratio']:.2f}, p99 "
+                                 f"{m['quiet']['p99_ms'] or 0:.1f} ms); under a publish stream {m['publishing']['rps']:.0f}"
+                                 f" req/s (ratio {m['publishing']['ratio']:.2f}, p99 {m['publishing']['p99_ms'] or 0:.1f}"
+                                 f" ms); stream {m['stream'].get('actions')} errors {m['stream'].get('errors')}")
     part("reindex", lambda r: f"reindex: {r['rate']:.0f} records/s ({r['records']} records in {r['seconds']} s, "
                               f"parity problems: {r['parity_problems']})")
     part("upload", lambda u: f"upload {u['megabytes']} MiB: {u['rate_mib_s']:.0f} MiB/s vs plain write+MD5 "
@@ -825,14 +845,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="files of the archived record (default 4; quick 3)")
     parser.add_argument("--archive-mb", type=int, default=None, help="MiB per archived file (default 256; quick 16)")
     parser.add_argument("--harvest-limit", type=int, default=0, help="stop a harvest after N records (0: all)")
-    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,compare",
+    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,mix,compare",
                         help="what to measure (default: everything)")
     parser.add_argument("--targets", default="", help="regular expression: measure only the matching requests")
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator even with wrk")
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.loadgen:
-        _loadgen(json.loads(args.loadgen))
+        _loadgen(json.loads(sys.stdin.read() if args.loadgen == "-" else args.loadgen))
         return 0
     quick = args.quick
     args.records = args.records or (800 if quick else 100_000)

@@ -149,7 +149,10 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     assert report["reindex"]["records"] == 800 and report["reindex"]["parity_problems"] == 0
     assert report["upload"]["megabytes"] == 64 and report["publish"]["runs"] == 3
     assert report["archive"]["files"] == 3 and report["archive"]["archive_bytes"] > 3 * 16 * 1024 * 1024
-    assert {v["name"] for v in report["verdicts"]} >= {"search_common", "record_v1", "reindex", "upload"}
+    mix = report["search_mix"]
+    assert mix["mix"]["requests"] == 5000 and mix["quiet"]["requests"] > 0 and mix["publishing"]["requests"] > 0
+    assert mix["stream"]["actions"].get("publish", 0) >= 1 and mix["stream"]["errors"] == 0
+    assert {v["name"] for v in report["verdicts"]} >= {"search_common", "record_v1", "reindex", "upload", "search_mix"}
     assert "| measurement | req/s |" in done.stdout
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("instance-")]  # the temporary instance is gone
 

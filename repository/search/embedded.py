@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from repository.search.documents import DOCUMENT_VERSION
 from repository.search.facets import Candidates, aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
-from repository.search.query import GeoBox, MatchAll, Range, Regex, Terms, Wildcard, invalid
+from repository.search.query import Node, invalid
 from repository.search.result_cache import ResultCache
 from repository.search.tantivy_query import (
     Translator,
@@ -33,13 +35,35 @@ from repository.search.tantivy_query import (
 from repository.search.writer_lease import LOCK, WriterLease
 
 CURRENT, NEXT = "CURRENT", "NEXT"
-# Queries whose hits all score alike in the engine (constant-score queries; filters add nothing to the score).
-CONSTANT_SCORE = (MatchAll, Range, Wildcard, Regex, Terms, GeoBox)
 # Inside an index being built: writes that arrive while `load_documents` owns it, applied by `swap`.
 JOURNAL = "pending.journal"
+# Inside each index: one line per commit, `<opstamp before> <opstamp after> <recid>,<recid>...`, the records whose
+# documents the commit changed. Readers in every process bring their cached answers from one commit to the next
+# with it (result_cache); a commit missing from it makes them drop everything instead. Cut to its newer half past
+# CHANGES_MAX bytes.
+CHANGES, CHANGES_MAX = "changes.log", 256 * 1024
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
 
-__all__ = ["CURRENT", "LOCK", "NEXT", "EmbeddedBackend"]
+__all__ = ["CHANGES", "CURRENT", "LOCK", "NEXT", "EmbeddedBackend", "Snapshot"]
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """One committed state of one index: the searcher holds its segments, whatever is committed later."""
+
+    name: str
+    meta: bytes  # the content of meta.json that this searcher reflects
+    opstamp: int
+    searcher: tantivy.Searcher
+    seq: int  # the order in which this process took its snapshots: a larger one is newer
+
+    @property
+    def key(self) -> tuple[str, bytes]:
+        return self.name, self.meta
+
+
+def _opstamp(meta: bytes) -> int:
+    return int(json.loads(meta)["opstamp"])
 
 
 class EmbeddedBackend:
@@ -50,7 +74,7 @@ class EmbeddedBackend:
                  linger: float = 1.0) -> None:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
-        self.results = ResultCache(cache_entries)
+        self.results: ResultCache[Snapshot] = ResultCache(cache_entries, self._touched, self._matches)
         self.candidates = Candidates()  # of the facets (repository/search/facets.py)
         self.fields = fields()
         self.schema = build_schema(self.fields)
@@ -58,7 +82,9 @@ class EmbeddedBackend:
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}"
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
-        self._open: dict[str, tuple[tantivy.Index, int]] = {}
+        self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
+        self._seq = 0  # snapshots taken (under _mutex)
+        self._probes: tuple[frozenset[int], dict[int, Any]] | None = None  # see _matches
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.root / CURRENT).exists():
             with self._writing():
@@ -84,34 +110,50 @@ class EmbeddedBackend:
             return None
 
     def _index(self, name: str) -> tantivy.Index:
-        """The open index `name`, reloaded when its meta.json changed (a commit by any process)."""
-        # The content, not the file's times: two commits can land within one timestamp tick, and meta.json names
-        # every segment and the commit's opstamp, so equal content means the same committed state.
-        signature = hash((self.root / name / "meta.json").read_bytes())
+        """The open index `name` (its searcher is only ever taken through `_snapshot`)."""
+        return self._snapshot(name)[0]
+
+    def _snapshot(self, name: str) -> tuple[tantivy.Index, Snapshot]:
+        """The open index `name` and a searcher of its last commit (by any process), reloaded when meta.json changed.
+
+        The content, not the file's times: two commits can land within one timestamp tick, and meta.json names every
+        segment and the commit's opstamp, so equal content means the same committed state. The reader reloads only
+        when asked (`Manual`), and a searcher is taken as belonging to a meta.json only when the file read the same
+        before and after the reload: then the cache knows exactly which commit each answer was computed at."""
+        meta = (self.root / name / "meta.json").read_bytes()
         with self._mutex:
             cached = self._open.get(name)
+            if cached is not None and cached[1].meta == meta:
+                return cached
             if cached is None:
                 index = tantivy.Index.open(str(self.root / name))
-                self._open[name] = (index, signature)
-                return index
-            index, seen = cached
-            if seen != signature:
+                index.config_reader("Manual")
+            else:
+                index = cached[0]
+            self._seq += 1
+            for _ in range(5):
                 index.reload()
-                self._open[name] = (index, signature)
-            return index
+                searcher = index.searcher()
+                after = (self.root / name / "meta.json").read_bytes()
+                if after == meta:
+                    break
+                meta = after
+            else:
+                # Kept changing: a state no log names and no other snapshot shares (its key must not equal one).
+                searcher, meta = index.searcher(), b'{"opstamp": -1, "seq": %d}' % self._seq
+            opened = self._open[name] = (index, Snapshot(name, meta, _opstamp(meta), searcher, self._seq))
+            return opened
 
-    def _live(self) -> tantivy.Index:
-        return self._live_generation()[0]
+    def _live(self) -> tantivy.Searcher:
+        return self._live_snapshot()[1].searcher
 
-    def _live_generation(self) -> tuple[tantivy.Index, tuple[str, int]]:
-        """The live index and its generation: its name and the signature of its last commit."""
+    def _live_snapshot(self) -> tuple[tantivy.Index, Snapshot]:
+        """The live index and the searcher of its last commit."""
         try:
             name = self._pointer(CURRENT)
             if name is None:
                 raise FileNotFoundError(self.root / CURRENT)
-            index = self._index(name)
-            with self._mutex:
-                return index, (name, self._open[name][1])
+            return self._snapshot(name)
         except (OSError, ValueError, KeyError) as exc:
             raise ServiceUnavailable("The search engine is unavailable.") from exc
 
@@ -150,6 +192,7 @@ class EmbeddedBackend:
             indexed = dict(zip(int_column(searcher, "recid", addresses),
                                int_column(searcher, "revision", addresses), strict=True))
         writer = self._lease.writer(name, index, self.heap_size)
+        before = _opstamp((self.root / name / "meta.json").read_bytes())  # merges keep it: only commits move it
         try:
             for recid in deletes:
                 writer.delete_documents_by_term("recid", int(recid))
@@ -159,11 +202,79 @@ class EmbeddedBackend:
                 if recid in indexed:
                     writer.delete_documents_by_term("recid", recid)
                 writer.add_json(document.decode())
-            writer.commit()
+            after = writer.commit()
         except BaseException:
             self._lease.discard(name)
             raise
+        self._log_changes(name, before, after, {int(r) for r in deletes} | set(recids))
         index.reload()
+
+    def _log_changes(self, name: str, before: int, after: int, recids: set[int]) -> None:
+        """Append the commit `before` -> `after` and its records to the index's CHANGES (inside `_writing`)."""
+        path = self.root / name / CHANGES
+        line = b"%d %d %s\n" % (before, after, ",".join(map(str, sorted(recids))).encode())
+        try:
+            if path.exists() and path.stat().st_size > CHANGES_MAX:
+                kept = path.read_bytes()[-CHANGES_MAX // 2:]
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(kept[kept.index(b"\n") + 1:] + line)
+                os.replace(tmp, path)  # readers see the old log or the new one, each whole up to its last line
+                return
+            with open(path, "ab") as out:
+                out.write(line)
+        except OSError:  # readers then find no way from the previous commit and drop their cached answers
+            pass
+
+    def _touched(self, old: Snapshot, new: Snapshot) -> frozenset[int] | None:
+        """The records whose documents differ between two states of the live index; None when unknown (another
+        index, a commit not logged)."""
+        if old.name != new.name or old.opstamp < 0 or new.opstamp < old.opstamp:
+            return None
+        if new.opstamp == old.opstamp:
+            return frozenset()  # a merge: the same documents in other segments
+        try:
+            lines = (self.root / new.name / CHANGES).read_bytes().splitlines()
+        except OSError:
+            return None
+        steps: dict[int, tuple[int, bytes]] = {}
+        for line in lines:
+            parts = line.split(b" ", 2)
+            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+                steps[int(parts[0])] = (int(parts[1]), parts[2])
+        touched: set[int] = set()
+        at = old.opstamp
+        while at != new.opstamp:
+            step = steps.get(at)
+            if step is None or step[0] <= at or step[0] > new.opstamp:
+                return None
+            at = step[0]
+            touched.update(int(r) for r in step[1].split(b",") if r)
+        return frozenset(touched)
+
+    def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
+        """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
+        if self._probes is None or self._probes[0] is not recids:
+            self._probes = (recids, {})
+        probes = self._probes[1]
+        if id(state) not in probes:
+            probes[id(state)] = self._probe(state, recids)
+        probe = probes[id(state)]
+        if probe is None:  # none of them before a publish, none after a take-down: nothing to match
+            return False
+        searcher, narrow = probe
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
+                                             (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+        return hit_count(searcher.search(query, 1)) > 0
+
+    def _probe(self, state: Snapshot, recids: frozenset[int]) -> tuple[tantivy.Searcher, tantivy.Query] | None:
+        """Where to ask whether `recids` match a query in `state`: None when the state holds none of them (before a
+        publish, after a take-down), else its searcher and a query narrowing any other to them. (A small in-memory
+        index of just their documents was tried: its commit alone costs ~50 ms, more than the checks it saves.)"""
+        # Term queries, not a term set: the engine leads an intersection with its smallest clause by the clauses'
+        # size hints, and a term set's hint is the whole segment (it costs a scan of the other clause's matches).
+        ids = [tantivy.Query.term_query(self.schema, "recid", r) for r in sorted(recids)]
+        any_of = ids[0] if len(ids) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in ids])
+        return (state.searcher, any_of) if hit_count(state.searcher.search(any_of, 1)) else None
 
     def _journal(self, name: str) -> Path:
         return self.root / name / JOURNAL
@@ -294,14 +405,14 @@ class EmbeddedBackend:
     def ping(self) -> bool:
         """True when the live index opens and answers."""
         try:
-            self._live().searcher().num_docs  # noqa: B018 - touching the searcher is the check
+            self._live().num_docs  # noqa: B018 - touching the searcher is the check
             return True
         except ApiError:
             return False
 
     def get_revisions(self) -> dict[int, int]:
         """recid -> revision for every document of the live index."""
-        searcher = self._live().searcher()
+        searcher = self._live()
         count = searcher.num_docs
         if not count:
             return {}
@@ -310,22 +421,41 @@ class EmbeddedBackend:
                         int_column(searcher, "revision", addresses), strict=True))
 
     def search(self, req: SearchRequest) -> SearchResult:
-        """One page of hits with the exact total, aggregations and the next cursor (the same search on the same
-        index generation is answered from the result cache)."""
-        index, generation = self._live_generation()
-        return self.results.get_or_compute(generation, req, lambda: self._search(index, req))
+        """One page of hits with the exact total, aggregations and the next cursor (answered from the result cache
+        when an earlier commit's answer still holds)."""
+        index, state = self._live_snapshot()
+        searcher = state.searcher
+        translate = Translator(index.schema, searcher, self.fields)
 
-    def _search(self, index: tantivy.Index, req: SearchRequest) -> SearchResult:
-        searcher = index.searcher()
+        counted = [0]  # the search's total, set by _search before it asks for the facets
+
+        def facet_counts() -> tuple[dict[str, Any], bool]:  # always exact: nothing for the cache to drop
+            return self._guarded(lambda: self._aggregate(
+                searcher, translate(combined(req, with_post_filters=False)), req, counted[0])), True
+
+        return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, translate, req,
+                                                                                    facets, counted), facet_counts)
+
+    @staticmethod
+    def _guarded(action: Callable[[], Any]) -> Any:
         try:
-            translate = Translator(index.schema, searcher, self.fields)
+            return action()
+        except ApiError:
+            raise
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ServiceUnavailable("The search engine failed to answer.") from exc
+
+    def _search(self, index: tantivy.Index, searcher: tantivy.Searcher, translate: Translator, req: SearchRequest,
+                facets: Callable[[], dict[str, Any]], counted: list[int]) -> SearchResult:
+        try:
             query = translate(combined(req))
             if req.sort == "bestmatch":
                 page, after, total = self._by_score(searcher, query, req)
             else:
                 page, after, total = self._by_key(index, searcher, query, req)
             hits = [stored_source(searcher, a) for a in page]
-            aggregations = self._aggregate(searcher, translate(combined(req, with_post_filters=False)), req, total)
+            counted[0] = total  # before the facets: a hint of how much their query matches (facets.aggregate)
+            aggregations = facets()
         except ApiError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
@@ -347,7 +477,7 @@ class EmbeddedBackend:
         total = hit_count(first)
         if not total:
             return [], None, 0
-        if isinstance(req.query, CONSTANT_SCORE) and first.hits:
+        if req.constant_score and first.hits:
             constant = self._by_recid(searcher, query, req, float(first.hits[0][0]))
             if constant is not None:
                 return constant[0], constant[1], total
@@ -415,6 +545,6 @@ class EmbeddedBackend:
 
     def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
                    total: int) -> dict[str, Any]:
-        """The requested facets in the OpenSearch response format, over the query without post-filters (which
-        matches at least the `total` of the search)."""
+        """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
+        query without post-filters (which matches at least the `total` of the search)."""
         return aggregate(searcher, query, req.facets, total, self.candidates)

@@ -16,11 +16,14 @@ from repository.search.documents import SORT_ORDERS
 from repository.search.query import (
     Bool,
     GeoBox,
+    MatchAll,
     MatchNone,
     Node,
     Range,
+    Regex,
     Term,
     Terms,
+    Wildcard,
     date_range,
     invalid,
     parse_query,
@@ -39,6 +42,9 @@ LINK_ARGS = ("q", "status", "sort", "size", "page", "from", "all_versions", "com
              "access_right", "file_type", "keywords", "publication_date", "bounds", "custom", "facets", "cursor")
 BOUNDS_FORMAT = ("Invalid bounds: four comma-separated numbers required. "
                  "Example: 143.37158,-38.99357,146.90918,-37.35269")
+# Queries whose hits all score alike (constant-score queries; filters add nothing to the score): their relevance
+# order is recid order, whatever the rest of the index holds.
+CONSTANT_SCORE = (MatchAll, Range, Wildcard, Regex, Terms, GeoBox)
 _CUSTOM = re.compile(r"\[([^\[\]]+)\]:(?:\[(.*)\]|(.+))", re.DOTALL)
 
 
@@ -70,6 +76,11 @@ class SearchRequest:
     fingerprint: str = ""
     args: tuple[tuple[str, str], ...] = ()  # the recognised arguments as given, for links
     cursor_key: bytes = field(default=b"", repr=False)
+
+    @property
+    def constant_score(self) -> bool:
+        """True when every hit of the query scores alike (see CONSTANT_SCORE)."""
+        return isinstance(self.query, CONSTANT_SCORE)
 
     @property
     def sort_arg(self) -> str:

@@ -52,7 +52,7 @@ def _epoch_ms(year: int) -> int:
 
 
 def segments(backend: EmbeddedBackend) -> int:
-    return backend._live().searcher().num_segments
+    return backend._live().num_segments
 
 
 def test_a_term_outside_one_segments_top_list_is_counted_in_full(tmp_path):

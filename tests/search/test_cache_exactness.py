@@ -1,0 +1,217 @@
+"""Cached answers are exact across commits: after each of many random publishes, new versions, edits and take-downs
+(written by this process or by another one), every search of a fixed set answers from the per-process cache what a
+process without a cache computes from scratch — hits in order, totals, facets and cursors — at the same index state.
+
+The same state matters: a merge the writer started at a commit ends in the background, at any moment, and although
+it keeps the documents and the opstamp it changes relevance scores (tantivy counts deleted documents in BM25's
+statistics until a merge purges them) and may change approximate facet counts. Two readings with a merge ending
+between them may rightly differ, so answers are compared only when the index state read the same before and after
+both readings (`compare`), and read again otherwise — which also brings the cache across that merge."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from helpers.search import run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repository.search.documents import to_index_document
+from repository.search.embedded import CHANGES, CURRENT, EmbeddedBackend
+from repository.search.open import open_search
+
+from .factories import make_record
+
+WORDS = ("moss", "lichen", "fern", "sedge", "heather")
+TYPES = (("dataset", None), ("publication", "article"), ("publication", "preprint"), ("software", None))
+RIGHTS = ("open", "open", "embargoed", "closed")
+SEARCHES: tuple[dict[str, str], ...] = (
+    {},
+    {"page": "2", "size": "3"},
+    {"q": "moss"},
+    {"q": "moss", "size": "1"},  # its cursor holds a score, which any commit may change
+    {"q": "moss", "size": "2", "page": "2"},
+    {"q": '"moss lichen"'},
+    {"q": "fern", "sort": "mostrecent"},
+    {"q": "fern", "sort": "-mostrecent", "size": "2"},
+    {"q": "*"},
+    {"q": "*", "size": "2", "page": "3"},
+    {"q": "keywords:sedge"},
+    {"q": "moss", "type": "publication"},
+    {"q": "lichen", "access_right": "open", "keywords": "heather"},
+    {"communities": "bog"},
+    {"all_versions": "true", "sort": "version"},
+    {"q": "heather", "facets": "access_right,type,file_type,keywords,communities,publication_date"},
+    {"publication_date": "2019--2021", "sort": "publication_date"},
+)
+
+Op = tuple[str, int, int, int, int]  # kind, which record, words, type, rights
+ops = st.lists(st.tuples(st.sampled_from(("publish", "publish", "version", "edit", "takedown", "merge")),
+                         st.integers(0, 30), st.integers(0, 31), st.integers(0, 3), st.integers(0, 3)),
+               min_size=1, max_size=10)
+
+
+class Model:
+    """Concepts and their versions as the service indexes them: a new version makes the previous one not last."""
+
+    def __init__(self) -> None:
+        self.concepts: dict[int, list[int]] = {}  # conceptrecid -> version recids
+        self.revisions: dict[int, int] = {}
+        self.gone: set[int] = set()
+        self.next_recid = 100
+
+    def document(self, recid: int, concept: int, words: int, kind: int, rights: int) -> dict[str, Any]:
+        versions = self.concepts[concept]
+        chosen = [w for bit, w in enumerate(WORDS) if words >> bit & 1] or ["bare"]
+        rtype, subtype = TYPES[kind]
+        self.revisions[recid] = self.revisions.get(recid, 0) + 1
+        record = make_record(recid, conceptrecid=str(concept), revision=self.revisions[recid],
+                             created=f"2023-01-{1 + recid % 28:02d}T10:{recid % 60:02d}:00+00:00", metadata={
+                                 "title": " ".join(chosen), "keywords": chosen[1:] + [f"k{recid % 3}"],
+                                 "access_right": RIGHTS[rights], "publication_date": f"{2017 + recid % 6}-03-01",
+                                 "resource_type": {"type": rtype, **({"subtype": subtype} if subtype else {})},
+                                 "communities": [{"id": "bog"}] if recid // 2 % 2 else [],  # recids are even
+                                 "relations": {"version": [{"index": versions.index(recid),
+                                                            "is_last": recid == versions[-1],
+                                                            "count": len(versions)}]}})
+        return to_index_document(record)
+
+    def apply(self, backend: EmbeddedBackend, op: Op) -> None:
+        kind, which, words, rtype, rights = op
+        live = sorted(r for versions in self.concepts.values() for r in versions if r not in self.gone)
+        if kind == "merge":
+            backend._lease.end()  # the writer finishes its merges: same documents, other segments
+            return
+        if kind == "publish" or not live:
+            recid = self.next_recid
+            self.next_recid += 2
+            self.concepts[recid - 1] = [recid]
+            backend.index([self.document(recid, recid - 1, words, rtype, rights)])
+            return
+        recid = live[which % len(live)]
+        concept = next(c for c, versions in self.concepts.items() if recid in versions)
+        if kind == "edit":
+            backend.index([self.document(recid, concept, words, rtype, rights)])
+        elif kind == "takedown":
+            self.gone.add(recid)
+            backend.delete([recid])
+        else:  # a new version of the concept: the previous last version is indexed again, no longer last
+            new = self.next_recid
+            self.next_recid += 2
+            previous = self.concepts[concept][-1]
+            self.concepts[concept].append(new)
+            docs = [self.document(new, concept, words, rtype, rights)]
+            if previous not in self.gone:
+                docs.append(self.document(previous, concept, words ^ 1, rtype, rights))
+            backend.index(docs)
+
+
+def answers(backend: EmbeddedBackend) -> list[dict[str, Any]]:
+    return [asdict(run(backend, **args)) for args in SEARCHES]
+
+
+def state(root: Path) -> bytes:
+    """The live index's meta.json: its segments and its last commit (never the same again once changed: a merge
+    makes new segments, a commit a new opstamp)."""
+    return (root / (root / CURRENT).read_text() / "meta.json").read_bytes()
+
+
+def compare(cached: EmbeddedBackend, cold: EmbeddedBackend, root: Path, label: object) -> int:
+    """Assert that both answer the same at one state of the index; returns how many readings a merge ending
+    between them made void (see the module's docstring)."""
+    for void in range(50):
+        before = state(root)
+        mine, theirs = answers(cached), answers(cold)
+        if state(root) == before:
+            assert mine == theirs, label
+            return void
+    raise AssertionError(f"the index kept changing: {label}")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
+def test_cached_answers_equal_cold_answers_after_every_change(tmp_path_factory: Any, ops: list[Op],
+                                                              writers: list[bool]) -> None:
+    root: Path = tmp_path_factory.mktemp("index")
+    cached = open_search(f"embedded://{root}", cache_entries=64, linger=60.0)
+    other = open_search(f"embedded://{root}", cache_entries=0, linger=0.0)  # another worker process
+    cold = open_search(f"embedded://{root}", cache_entries=0)
+    assert isinstance(cached, EmbeddedBackend) and isinstance(other, EmbeddedBackend)
+    assert isinstance(cold, EmbeddedBackend)
+    cached.results.upkeep_budget = None  # every entry checked: what is carried does not depend on the machine's load
+    model = Model()
+    try:
+        for op in [("publish", 0, 3, 0, 0), ("publish", 0, 5, 1, 1)] + ops:
+            answers(cached)  # fill the cache at the state before the change
+            writer = other if writers[len(model.revisions) % len(writers)] else cached
+            model.apply(writer, op)
+            compare(cached, cold, root, op)
+        assert cached.results.carried > 0  # answers were carried over commits, not only recomputed
+    finally:
+        cached._lease.end()
+        other._lease.end()
+
+
+def test_facet_counts_stay_exact_before_during_and_after_a_merge(tmp_path: Path) -> None:
+    """The first segment holds 150 keywords twice each and `zed` once, the second `zed` 15 times: an engine that
+    keeps each segment's most frequent keywords only (tantivy's terms aggregation, asked as OpenSearch is) counts
+    `zed` 15 times until a merge puts both in one segment. The counts are exact throughout (repository/search/facets.py),
+    cached answers carried over commits that touch no record of the search included, and equal to a cold search's."""
+    cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
+    cold = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
+
+    def docs(first: int, keywords: list[list[str]], title: str = "moss") -> list[dict[str, Any]]:
+        return [to_index_document(make_record(first + 2 * i, metadata={"title": title, "keywords": words}))
+                for i, words in enumerate(keywords)]
+
+    def zed(backend: EmbeddedBackend) -> tuple[int, dict[str, Any]]:
+        found = asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))
+        counts = {b["key"]: b["doc_count"] for b in found["aggregations"]["keywords"]["buckets"]}
+        return counts.get("zed", 0), found
+
+    try:
+        cached.index(docs(2, [[f"t{i}", f"t{(i + 1) % 150}"] for i in range(150)] + [["zed"]]))
+        cached.index(docs(1002, [["zed"]] * 15))
+        assert cached._live().num_segments == 2 and zed(cached)[0] == 16
+        for n in range(6):  # the eighth segment makes the writer merge them all
+            cached.index(docs(2002 + 2 * n, [["other"]], title="fern"))
+            assert zed(cached) == zed(cold) and zed(cached)[0] == 16
+        cached._lease.end()  # the merge ends
+        assert cold._live().num_segments == 1
+        assert zed(cached) == zed(cold) and zed(cold)[0] == 16
+    finally:
+        cached._lease.end()
+
+
+def test_a_search_that_read_an_older_commit_leaves_the_cache_at_the_newer_one(tmp_path: Path) -> None:
+    """Under concurrent searches one may have read the index just before another read a newer commit: it answers
+    from its own state, uncached, and the cache stays at the newer state (not dropped by a way back)."""
+    backend = open_search(f"embedded://{tmp_path}", cache_entries=16)
+    assert isinstance(backend, EmbeddedBackend)
+    model = Model()
+    model.apply(backend, ("publish", 0, 1, 0, 0))
+    older = backend._live_snapshot()
+    model.apply(backend, ("publish", 0, 1, 0, 0))
+    kept = run(backend, q="moss", sort="mostrecent")
+    assert kept.total == 2
+    newest = backend._live_snapshot
+    backend._live_snapshot = lambda: older  # type: ignore[method-assign]
+    assert run(backend, q="moss", sort="mostrecent").total == 1  # its own state's answer
+    backend._live_snapshot = newest  # type: ignore[method-assign]
+    assert run(backend, q="moss", sort="mostrecent") is kept
+    assert backend.results.counts["unknown"] == 0
+
+
+def test_a_commit_missing_from_the_log_drops_every_answer(tmp_path: Path) -> None:
+    cached = open_search(f"embedded://{tmp_path}", cache_entries=16)
+    assert isinstance(cached, EmbeddedBackend)
+    model = Model()
+    model.apply(cached, ("publish", 0, 1, 0, 0))
+    assert run(cached, q="moss").total == 1
+    other = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    model.apply(other, ("publish", 0, 1, 0, 0))
+    (tmp_path / cached._pointer("CURRENT") / CHANGES).unlink()  # as if the writer died before logging its commit
+    assert run(cached, q="moss").total == 2
