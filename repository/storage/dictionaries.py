@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, func, insert, select
