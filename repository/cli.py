@@ -548,7 +548,7 @@ def pack_dictionaries(args: argparse.Namespace, ctx: Context) -> int:
             has = kind in dictionaries.newest(conn)
         trained = dictionaries.train(ctx.db, kind, least) if args.retrain or not has else None
         if trained is None and not has:
-            print(f"{kind}: fewer than {least} values, no dictionary")
+            print(f"{kind}: no dictionary (fewer than {least} values, or too few for zstd's trainer)")
             continue
         print(f"{kind}: {'trained dictionary ' + str(trained) if trained else 'dictionary kept'}, "
               f"{dictionaries.repack(ctx.db, kind)} values packed again")

@@ -14,6 +14,7 @@ from helpers.http import https_client
 from sqlalchemy import inspect, select
 
 from app import create_app
+from repository.cli import COMMANDS, invoke
 from repository.config import Settings
 from repository.indexing import reindex
 from repository.storage import dictionaries, open_database, packing
@@ -161,3 +162,18 @@ def test_the_worker_trains_once_there_are_enough_values_then_packs_the_older_one
     assert passes > 1 and packed >= 3 * len(recids)
     assert _packed_with(db) == {kind: {trained[kind]} for kind in dictionaries.KINDS}
     assert tending() == 0  # nothing left until the next check
+
+
+def test_the_command_trains_what_is_missing_and_packs_every_value_with_it(app, client, auth, settings, capsys):
+    recids = _publish_some(client, auth)
+    before = answers(client, auth, recids)
+    assert invoke(COMMANDS["pack-dictionaries"], ["--min-values", "100"], settings) == 0
+    assert capsys.readouterr().out.count("no dictionary") == len(dictionaries.KINDS)
+    assert invoke(COMMANDS["pack-dictionaries"], ["--min-values", "1"], settings) == 0
+    out = capsys.readouterr().out
+    db = app.extensions["repository"].db
+    with db.read() as conn:
+        trained = dictionaries.newest(conn)
+    assert f"built_records.record: trained dictionary {trained['built_records.record']}, {len(recids)} values" in out
+    assert _packed_with(db) == {kind: {trained[kind]} for kind in dictionaries.KINDS}
+    assert _fresh_answers(settings, auth, recids) == before
