@@ -528,6 +528,33 @@ def _published_batches(db: Database, size: int) -> Iterator[list[int]]:
         last = ids[-1]
 
 
+@command("pack-dictionaries", arguments=[
+    arg("--retrain", action="store_true",
+        help="train a new dictionary of every kind, even of those that have one (after the records changed shape)"),
+    arg("--min-values", type=int, default=None, help="train a kind only with at least this many values"),
+])
+def pack_dictionaries(args: argparse.Namespace, ctx: Context) -> int:
+    """Train the zstd dictionaries of the packed columns and pack every value again with its kind's newest one.
+
+    The worker and the bulk loader do this by themselves for a kind without a dictionary once it has enough
+    values; this does it at once, and `--retrain` replaces dictionaries trained on records that no longer look
+    like today's. Safe while the service runs, to interrupt, and to run again. Then `VACUUM` (SQLite) or
+    `VACUUM FULL` (PostgreSQL) gives the space back."""
+    from repository.storage import dictionaries
+
+    least = dictionaries.MIN_VALUES if args.min_values is None else args.min_values
+    for kind in dictionaries.KINDS:
+        with ctx.db.read() as conn:
+            has = kind in dictionaries.newest(conn)
+        trained = dictionaries.train(ctx.db, kind, least) if args.retrain or not has else None
+        if trained is None and not has:
+            print(f"{kind}: no dictionary (fewer than {least} values, or too few for zstd's trainer)")
+            continue
+        print(f"{kind}: {'trained dictionary ' + str(trained) if trained else 'dictionary kept'}, "
+              f"{dictionaries.repack(ctx.db, kind)} values packed again")
+    return 0
+
+
 # --- backup and restore ------------------------------------------------------------------------------------
 @command("backup", arguments=[
     arg("target", type=Path, metavar="DIR", help="the folder to write (must not exist, or be empty)"),

@@ -34,6 +34,7 @@ from repository.releases.ingest import ReleaseWorker
 from repository.search.backend import SearchBackend
 from repository.search.open import open_from_settings
 from repository.storage import Database, open_database, upgrade
+from repository.storage.dictionaries import Tending
 from repository.timeutil import utcnow
 from repository.vocabularies.loader import ensure_loaded
 from repository.vocabularies.lookups import DatabaseLookups
@@ -145,8 +146,8 @@ def _load_vocabularies(db: Database) -> None:
 def _wire_worker(services: Services) -> None:
     """The periodic tasks of the worker's pass, the same in both shapes (the thread of each server process, and
     scripts/worker.py): usage statistics, data-description documents left pending, the validation jobs a dead process
-    left and the sweep of expired ones, orphan files (a crashed upload's temporary file) and the mail outbox, which
-    each commit that queues a message also hands to this process's mail thread."""
+    left and the sweep of expired ones, orphan files (a crashed upload's temporary file), the mail outbox, which
+    each commit that queues a message also hands to this process's mail thread, and the packed columns' dictionaries."""
     settings, on_pass = services.settings, services.indexer.on_pass
     on_pass.append(services.stats.on_pass)
     on_pass.append(services.validations.on_pass)
@@ -154,4 +155,5 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE,
                            also=multipart.sweep))  # and the expired multipart uploads
     on_pass.append(services.mailer.process_pending)
+    on_pass.append(Tending(services.db))  # the zstd dictionaries of the packed columns, once there are enough values
     services.db.wire(mail.SEND, services.mailer.kick)

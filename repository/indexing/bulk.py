@@ -31,7 +31,7 @@ from repository.files.buckets import FileStore, StoredFile, guess_mimetype
 from repository.records import stored
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
-from repository.storage import Database
+from repository.storage import Database, dictionaries
 from repository.storage.tables.deposits import (
     buckets,
     concepts,
@@ -74,7 +74,8 @@ class LoadReport:
     files: int = 0
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=lambda: {
-        "wait_input": 0.0, "files": 0.0, "database": 0.0, "build": 0.0, "index": 0.0, "swap": 0.0})
+        "wait_input": 0.0, "files": 0.0, "database": 0.0, "build": 0.0, "index": 0.0, "swap": 0.0,
+        "dictionaries": 0.0})
 
     @property
     def rate(self) -> float:
@@ -103,6 +104,7 @@ class BulkLoader:
                  file_threads: int = FILE_THREADS) -> None:
         self.db, self.settings, self.search, self.store = db, settings, search, store
         self.file_threads = file_threads
+        self.packed = False  # every kind of packed value has its zstd dictionary
 
     def load(self, concepts_: Iterable[Concept], batch_records: int = BATCH_RECORDS,
              progress: Callable[[int], object] | None = None) -> LoadReport:
@@ -179,6 +181,12 @@ class BulkLoader:
         report.records += len(rows)
         report.concepts += len(batch)
         report.files += sum(len(group) for group in stored_files)
+        if not self.packed:  # once there are enough values: later batches are packed with the dictionaries
+            mark = time.perf_counter()
+            dictionaries.ensure(self.db)
+            with self.db.read() as conn:
+                self.packed = set(dictionaries.newest(conn)) >= set(dictionaries.KINDS)
+            report.phases["dictionaries"] += time.perf_counter() - mark
 
     def _remove(self, futures: list[list[Future]]) -> None:
         """A failed batch leaves no file behind (`FileStore.sweep` would find them later anyway)."""

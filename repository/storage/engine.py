@@ -12,6 +12,8 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
+from repository.storage import packing
+
 BUSY_TIMEOUT_MS = 30_000  # how long a SQLite writer queues for the lock
 # Asked for a scan: SQLite maps at most the file and its build's cap (often 2 GB) and reads the rest as usual.
 SCAN_MMAP_BYTES = 1 << 34
@@ -32,6 +34,7 @@ class Database:
         # Work that code inside a transaction asks for by name (`after_commit(conn, name)`), wired once at start-up
         # by the object that does it (the indexer applies the outbox), so the domain needs no handle on it.
         self.hooks: dict[str, Callable[..., object]] = {}
+        packing.attach(engine)  # its packed columns use its own zstd dictionaries
         _OPEN.add(self)
 
     def wire(self, name: str, action: Callable[..., object]) -> None:
@@ -112,6 +115,7 @@ class Database:
                 raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def dispose(self) -> None:
+        packing.detach(self.engine)
         self.engine.dispose()
 
 

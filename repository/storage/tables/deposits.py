@@ -88,7 +88,7 @@ deposits = Table(
     Column("editing", Boolean, nullable=False, default=False),  # a published deposit unlocked by edit
     # Compressed: the form's metadata is read and written whole, never queried inside by SQL. NULL while the
     # deposit is published and not being edited: it is then its record's (read deposits with `deposit_select`).
-    Column("metadata", PackedJSON, nullable=True),
+    Column("metadata", PackedJSON("records.metadata"), nullable=True),
     Column("doi", String(255), nullable=True, index=True),  # the DOI the record has or will have
     Column("doi_external", Boolean, nullable=False, default=False),
     Column("prereserved", Boolean, nullable=False, default=False),
@@ -104,7 +104,7 @@ records = Table(
     Column("conceptrecid", Integer, ForeignKey("concepts.id"), nullable=False, index=True),
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False),
     # Deposit-form metadata as published, compressed; what SQL selects on is in the columns below.
-    Column("metadata", PackedJSON, nullable=False),
+    Column("metadata", PackedJSON("records.metadata"), nullable=False),
     # Its `upload_type` and the subtype field of that type (vocabularies.resource_types.type_columns): the OAI-PMH
     # type sets.
     Column("upload_type", String(100), nullable=True),

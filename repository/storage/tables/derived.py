@@ -4,7 +4,7 @@ rewritten whenever the record is indexed, and is rebuilt from the records when m
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Integer, String, Table
+from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Integer, LargeBinary, String, Table
 
 from repository.storage.packing import Packed
 from repository.storage.tables.core import metadata
@@ -18,9 +18,9 @@ built_records = Table(
     metadata,
     Column("record_id", Integer, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True),
     Column("revision", Integer, nullable=False),
-    Column("record", Packed, nullable=False),
+    Column("record", Packed("built_records.record"), nullable=False),
     Column("engine", String(32), nullable=False),
-    Column("document", Packed, nullable=False),
+    Column("document", Packed("built_records.document"), nullable=False),
     Column("updated", DateTime, nullable=False),
     # SHA-256 of `record` (hex), what renditions are keyed by: a harvest checks them without reading the records.
     # NULL in rows stored before migration 0010 (then computed from `record` when needed).
@@ -35,5 +35,18 @@ renditions = Table(
     Column("record_id", Integer, ForeignKey("records.id", ondelete="CASCADE"), primary_key=True),
     Column("format", String(32), primary_key=True),
     Column("digest", String(64), nullable=False),
-    Column("body", Packed, nullable=False)  # compressed,
+    Column("body", Packed("renditions.body"), nullable=False),  # compressed
+)
+
+# The zstd dictionaries of the packed columns (storage.dictionaries), each trained on the values of one `kind`
+# (the column it names, e.g. "built_records.record"). `id` is zstd's own dictionary id, a hash of the dictionary
+# that each value packed with it carries in its frame header. Never deleted: a value names the one it needs.
+pack_dictionaries = Table(
+    "pack_dictionaries",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("kind", String(64), nullable=False),
+    Column("body", LargeBinary, nullable=False),
+    Column("samples", Integer, nullable=False),  # how many values it was trained on
+    Column("created", DateTime, nullable=False),  # the newest of a kind is the one values are packed with
 )
