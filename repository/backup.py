@@ -46,6 +46,7 @@ FORMAT = "research-repository-backup/1"
 MANIFEST, FILES_LIST, SUMS, FILES_DIR = "manifest.json", "files.jsonl", "SHA256SUMS", "files"
 CHUNK = 1024 * 1024
 TMP_DIR = ".tmp"  # the file store's staging folder (repository/files/buckets.py), ignored by the emptiness check
+SWEEP_STAMP = ".swept"  # the file store's sweep stamp (buckets.SWEEP_STAMP): no stored file either
 
 
 class BackupError(Exception):
@@ -215,7 +216,8 @@ def _read_manifest(source: Path) -> dict[str, Any]:
 def _check_empty(settings: Settings) -> None:
     """A restore never mixes with existing data: the database and the file store must be empty."""
     root = Path(settings.FILES_ROOT)
-    if root.exists() and any(p.name != TMP_DIR or any(p.iterdir()) for p in root.iterdir()):
+    if root.exists() and any(p.name != SWEEP_STAMP and (p.name != TMP_DIR or any(p.iterdir()))
+                             for p in root.iterdir()):
         raise BackupError(f"FILES_ROOT {root} is not empty: a restore goes into an empty instance")
     if not dump.is_empty(settings.DATABASE_URL):
         raise BackupError("the database DATABASE_URL names is not empty: a restore goes into a new, empty "

@@ -175,3 +175,21 @@ def test_backup_into_an_empty_folder_and_a_damaged_backup_is_refused(client, aut
 def test_restore_refuses_a_folder_that_is_no_backup(settings, tmp_path, capsys):
     assert restore.main([str(tmp_path), "--quiet"], settings) == 2
     assert "is not a backup folder" in capsys.readouterr().err
+
+
+def test_the_sweep_stamp_does_not_make_the_file_store_non_empty(settings):
+    from pathlib import Path
+
+    import pytest
+
+    from repository import backup as backups
+    from repository.files.buckets import SWEEP_STAMP, FileStore
+
+    root = Path(settings.FILES_ROOT)
+    FileStore(str(root))  # its empty staging folder
+    (root / SWEEP_STAMP).write_bytes(b"1")  # a worker swept the empty store before the restore
+    with pytest.raises(backups.BackupError, match="database"):  # the files pass; this test's database has tables
+        backups._check_empty(settings)
+    (root / "ab").mkdir()
+    with pytest.raises(backups.BackupError, match="FILES_ROOT"):
+        backups._check_empty(settings)

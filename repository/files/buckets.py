@@ -4,6 +4,7 @@ object versions that point at file instances, so a snapshot shares bytes instead
 from __future__ import annotations
 
 import errno
+import fcntl
 import functools
 import hashlib
 import logging
@@ -12,7 +13,8 @@ import os
 import time
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Protocol, TypedDict, cast
@@ -42,6 +44,9 @@ TMP_DIR = ".tmp"
 MULTIPART_DIR = "multipart"  # under TMP_DIR: one directory per multipart upload (repository.files.multipart)
 ORPHAN_AGE_SECONDS = 3600
 SWEEP_BATCH = 500  # files looked up per query by the sweep
+# In the store's root, shared by every process that sweeps it: its modification time is when the last complete sweep
+# started, and the process sweeping holds an flock on it (the kernel releases it if that process dies).
+SWEEP_STAMP = ".swept"
 
 log = logging.getLogger("repository.files.buckets")
 
@@ -152,6 +157,8 @@ class FileStore:
             temporary = os.path.relpath(directory, self.root) == TMP_DIR
             if temporary and MULTIPART_DIR in dirs:
                 dirs.remove(MULTIPART_DIR)  # multipart uploads live as long as their rows say (multipart.sweep)
+            if directory == self.root and SWEEP_STAMP in names:
+                names.remove(SWEEP_STAMP)  # the sweepers' own stamp (sweep_turn), not a stored file
             for name in names:
                 path = os.path.join(directory, name)
                 if not _older_than(path, cutoff):
@@ -164,6 +171,37 @@ class FileStore:
                     removed += _sweep_batch(conn, batch, cutoff)
                     batch = []
         return removed + (_sweep_batch(conn, batch, cutoff) if batch else 0)
+
+    @contextmanager
+    def sweep_turn(self, interval: float) -> Iterator[float | None]:
+        """Whether this process is to sweep now, across every process sharing the store: yields None when it is
+        (the caller sweeps inside the block; the stamp records it when the block ends without an error), else the
+        seconds until a sweep may be due. Not due while another process sweeps (it holds the stamp's flock) or
+        less than `interval` seconds after the start of the last complete sweep. A sweep that failed or was
+        killed leaves the stamp as it was, so the next caller sweeps; a store where flock fails sweeps as before."""
+        path = os.path.join(self.root, SWEEP_STAMP)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield float(interval)  # another process is sweeping now
+                return
+            except OSError as exc:  # no locks on this file system: every process sweeps, as without the stamp
+                log.warning("no lock on %s (%s): sweeping without coordination", path, exc)
+            stamp = os.fstat(fd)
+            started = time.time()
+            since = started - stamp.st_mtime
+            # The stamp holds a byte once a sweep completed (a stamp just created has a fresh time, nothing else).
+            if stamp.st_size and 0 <= since < interval:
+                yield interval - since
+                return
+            yield None
+            if not stamp.st_size:
+                os.write(fd, b"1")
+            os.utime(fd, (started, started))
+        finally:
+            os.close(fd)  # also releases the flock
 
 
 class Sweeper:
@@ -181,10 +219,16 @@ class Sweeper:
         if now < self._due:
             return 0
         self._due = now + self.interval
-        with self.db.read() as conn:
-            removed = self.store.sweep(conn, self.min_age)
-        if self.also is not None:
-            removed += self.also(self.db, self.store, self.min_age)
+        # Every server process runs this worker: the stamp makes it one sweep per interval for all of them, not
+        # one per process at each start (a walk of every stored file: a quarter of the CPU of a starting server).
+        with self.store.sweep_turn(self.interval) as wait:
+            if wait is not None:
+                self._due = now + wait
+                return 0
+            with self.db.read() as conn:
+                removed = self.store.sweep(conn, self.min_age)
+            if self.also is not None:
+                removed += self.also(self.db, self.store, self.min_age)
         if removed:
             log.info("swept %d orphan file(s) older than %d s from %s", removed, self.min_age, self.store.root)
         return removed

@@ -21,7 +21,7 @@ def datestamp(value: datetime) -> str:
     """The protocol's UTC datestamp at second granularity, `YYYY-MM-DDThh:mm:ssZ`."""
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.isoformat(timespec="seconds") + "Z"  # strftime took a third of a page's headers
 
 
 def single_values(args: MultiDict) -> dict[str, str]:

@@ -51,8 +51,12 @@ class Context:
     def base_url(self) -> str:
         return self.settings.BASE_URL + "/oai2d"
 
+    @cached_property
+    def _identifier_prefix(self) -> str:
+        return f"oai:{self.settings.oai_host}:"  # parsed from BASE_URL: once per request, not once per record
+
     def identifier(self, recid: int) -> str:
-        return f"oai:{self.settings.oai_host}:{recid}"
+        return f"{self._identifier_prefix}{recid}"
 
     @cached_property
     def render(self) -> RenderContext:
@@ -234,10 +238,8 @@ def _record(ctx: Context, parent: etree._Element, row: dict, accepted: list[str]
             whole: bool = True) -> None:
     """A `<record>` (its header and, unless a tombstone, its metadata), or the header alone (`whole=False`)."""
     specs = sets.record_sets({name: row[name] for name in sets.TYPE_FIELDS}, accepted)
-    target = sub(parent, q("record")) if whole else parent
-    response.header(target, ctx.identifier(row["id"]), row["updated"], specs, row["deleted"] is not None)
-    if body is not None:
-        response.metadata_slot(target, ctx.records, body)
+    header = response.header(ctx.identifier(row["id"]), row["updated"], specs, row["deleted"] is not None)
+    response.slot(parent, ctx.records, response.record(header, body) if whole else header)
 
 
 def list_identifiers(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:

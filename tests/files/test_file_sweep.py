@@ -4,6 +4,7 @@ temporary file (an upload in progress) and every recorded file are kept."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from helpers.factories import make_deposit, upload
 from helpers.http import https_client
 
 from app import create_app
+from repository.files.buckets import SWEEP_STAMP, FileStore, Sweeper
 
 ROOT = str(Path(__file__).resolve().parents[2])
 HOURS_AGO = 2 * 3600
@@ -109,3 +111,83 @@ def test_worker_once_sweeps_and_keeps_recorded_files(client, auth, settings, mon
     assert "applied" in capsys.readouterr().out
     assert not files["old_tmp"].exists() and not files["old_orphan"].exists()
     assert files["fresh_tmp"].exists() and kept.exists()
+
+
+# --- one sweep per interval for every process sharing the store (each server process runs the worker thread) ---
+INTERVAL = 600
+ORPHAN_AGE = 3600
+
+
+def orphan(root: Path) -> Path:
+    """An old file in place that no row points at."""
+    file_id = str(uuid.uuid4())
+    return plant(root / file_id[:2] / file_id[2:4] / file_id, HOURS_AGO)
+
+
+@pytest.fixture
+def database(settings):  # type: ignore[no-untyped-def]
+    from repository.storage import open_database
+
+    db = open_database(settings.DATABASE_URL)
+    yield db
+    db.dispose()
+
+
+def sweeper(database, root: Path) -> Sweeper:  # type: ignore[no-untyped-def]
+    """What a newly started process builds: its own store object and sweeper on the shared root."""
+    return Sweeper(database, FileStore(str(root)), INTERVAL, ORPHAN_AGE)
+
+
+def test_a_process_starting_after_a_sweep_does_not_sweep_again(database, tmp_path):
+    root = tmp_path / "files"
+    first = orphan(root)
+    assert sweeper(database, root)() == 1 and not first.exists()
+    second = orphan(root)
+    later = [sweeper(database, root) for _ in range(3)]  # three more processes start within the interval
+    assert [s() for s in later] == [0, 0, 0] and second.exists()
+    # Each waits for the rest of the interval, not a whole one of its own.
+    assert all(0 < s._due - time.monotonic() <= INTERVAL for s in later)
+    stamp = root / SWEEP_STAMP
+    then = time.time() - INTERVAL - 1
+    os.utime(stamp, (then, then))  # the interval has passed since that sweep
+    assert sweeper(database, root)() == 1 and not second.exists()
+    assert stamp.exists() and time.time() - stamp.stat().st_mtime < 60  # kept by its own sweep, and renewed
+
+
+def test_no_sweep_while_another_process_sweeps(database, tmp_path):
+    root = tmp_path / "files"
+    left = orphan(root)
+    FileStore(str(root))
+    fd = os.open(root / SWEEP_STAMP, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another process is sweeping (an flock taken through its own descriptor)
+        assert sweeper(database, root)() == 0 and left.exists()
+    finally:
+        os.close(fd)
+    # That sweep never completed (its process died holding the lock): the next process sweeps.
+    assert sweeper(database, root)() == 1 and not left.exists()
+
+
+def test_a_failed_sweep_leaves_it_due(database, tmp_path, monkeypatch):
+    root = tmp_path / "files"
+    left = orphan(root)
+    failing = sweeper(database, root)
+
+    def broken(conn, min_age):  # type: ignore[no-untyped-def]
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(failing.store, "sweep", broken)
+    with pytest.raises(OSError):
+        failing()
+    assert sweeper(database, root)() == 1 and not left.exists()
+
+
+def test_the_stamp_is_never_swept(database, tmp_path):
+    root = tmp_path / "files"
+    store = FileStore(str(root))
+    assert sweeper(database, root)() == 0
+    stamp = root / SWEEP_STAMP
+    os.utime(stamp, (time.time() - HOURS_AGO, time.time() - HOURS_AGO))
+    with database.read() as conn:
+        assert store.sweep(conn, min_age=0) == 0
+    assert stamp.exists()

@@ -1,5 +1,8 @@
 """scripts/reindex.py rebuilds the index with searches working throughout, and --check catches corruption."""
 
+import threading
+
+import pytest
 from helpers.factories import new_version, published
 from sqlalchemy import delete, select, update
 
@@ -160,3 +163,36 @@ def test_records_built_again_by_a_rebuild_get_their_renditions(app, client, auth
     with db.read() as conn:
         kept = set(conn.execute(select(renditions.c.record_id, renditions.c.format)).all())
     assert kept == {(dep["id"], "oai:oai_dc"), (dep["id"], "oai:oai_registry")}
+
+
+def test_read_ahead_gives_every_item_in_order_and_raises_the_readers_error():
+    assert list(reindex.read_ahead(iter(range(100)), 2)) == list(range(100))
+
+    def failing():  # type: ignore[no-untyped-def]
+        yield 1
+        raise ValueError("the database went away")
+
+    got = []
+    with pytest.raises(ValueError, match="went away"):
+        for item in reindex.read_ahead(failing(), 2):
+            got.append(item)
+    assert got == [1]
+
+
+def test_leaving_a_read_ahead_early_stops_its_thread_and_closes_the_source():
+    closed = threading.Event()
+
+    def endless():  # type: ignore[no-untyped-def]
+        try:
+            n = 0
+            while True:
+                n += 1
+                yield n
+        finally:
+            closed.set()
+
+    items = reindex.read_ahead(endless(), 2)
+    assert [next(items) for _ in range(3)] == [1, 2, 3]
+    items.close()  # the consumer failed (the engine refused a document) or stopped
+    assert closed.is_set()
+    assert not any(t.name == "read-ahead" for t in threading.enumerate())
