@@ -181,7 +181,10 @@ def query_preview(
         total = conn.execute(f"SELECT count(*) FROM {TABLE}{clause}", params).fetchone()[0]
         names = ", ".join(_quote(c["name"]) for c in columns) or ROW_KEY  # an empty file has no column
         cursor = conn.execute(
-            f"SELECT {names} FROM {TABLE}{clause} ORDER BY {order} LIMIT ? OFFSET ?", [*params, limit, offset]
+            f"SELECT {names} FROM {TABLE}{clause} ORDER BY {order} LIMIT ? OFFSET ?",
+            # A preview holds at most MAX_ROWS rows: any offset past them reads nothing, and SQLite refuses one
+            # beyond 64 bits (an OverflowError: a 500 before, found by schemathesis on the record page's preview).
+            [*params, limit, min(offset, MAX_ROWS)]
         )
         rows = [dict(zip(known, row, strict=False)) for row in cursor]
         has_info = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [INFO_TABLE]).fetchone()  # older
