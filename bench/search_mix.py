@@ -228,6 +228,19 @@ class PublishStream:
         self.report = json.loads(out) if out.strip() else {"error": f"exit status {self.proc.returncode}"}
 
 
+def _rss_mb(pids: list[int], key: str = "VmRSS") -> list[float]:
+    """Each worker's resident (or, with VmHWM, peak) memory: the result cache must keep a worker's memory bounded."""
+    sizes = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as handle:
+                kb = next((int(line.split()[1]) for line in handle if line.startswith(key + ":")), 0)
+        except OSError:  # a worker that was restarted meanwhile
+            continue
+        sizes.append(round(kb / 1024, 1))
+    return sizes
+
+
 def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
     """Ceiling, the mix on a quiet index, ceiling, the mix under the publish stream, ceiling (bench.Bench drives
     the load; a warm-up pass of the mix first, not reported). `public` is the BASE_URL the corpus was loaded with."""
@@ -236,14 +249,19 @@ def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
     terms = corpus_terms(bench.args.instance, 1000)
     for _ in range(1 if bench.args.quick else 3):  # warm-up: the caches hold what a running instance's would, and
         bench.load(server, paths)  # each worker's start-up sweep of the file store is over
+    workers = server.workers()
+    memory: dict[str, Any] = {"after_warmup_rss_mb": _rss_mb(workers)}
     ceilings = [bench.load(server, ["/api/_ceiling"])]
     quiet = bench.load(server, paths)
+    memory["after_quiet_rss_mb"] = _rss_mb(workers)
     ceilings.append(bench.load(server, ["/api/_ceiling"]))
     # The stream's words go on its command line: the most frequent only (it draws from the first 200).
     spec = {"base": server.base, "public": public, "cafile": server.cert, "token": token,
             "instance": bench.args.instance, "seconds": bench.args.seconds + 1, "words": terms["words"][:500]}
     with PublishStream(spec) as stream:
         busy = bench.load(server, paths)
+    memory["after_publishing_rss_mb"] = _rss_mb(workers)
+    memory["peak_rss_mb"] = _rss_mb(workers, "VmHWM")
     ceilings.append(bench.load(server, ["/api/_ceiling"]))
 
     def row(result: dict[str, Any], before: float, after: float) -> dict[str, Any]:
@@ -252,12 +270,13 @@ def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
 
     rps = [c["rps"] for c in ceilings]
     out = {"mix": mix, "ceiling_runs": [round(r, 1) for r in rps], "quiet": row(quiet, rps[0], rps[1]),
-           "publishing": row(busy, rps[1], rps[2]), "stream": stream.report}
+           "publishing": row(busy, rps[1], rps[2]), "stream": stream.report, "worker_memory": memory}
     for name in ("quiet", "publishing"):
         r = out[name]
         print(f"  mix {name:<10} {r['rps']:>9.1f} req/s  ratio {r['ratio'] or 0:.2f}  p50 {r['p50_ms'] or 0:.2f} ms  "
               f"p99 {r['p99_ms'] or 0:.2f} ms", file=sys.stderr, flush=True)
     print(f"  publish stream: {stream.report}", file=sys.stderr, flush=True)
+    print(f"  worker memory (MB, per worker): {memory}", file=sys.stderr, flush=True)
     return out
 
 
