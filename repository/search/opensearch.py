@@ -232,7 +232,9 @@ class OpenSearchBackend:
         """One page with the exact total, aggregations and the next cursor; 503 when unreachable."""
         self._ensure()
         try:
-            response = self._call(self.client.search, index=self.prefix, body=search_body(req))
+            # request_cache: OpenSearch caches only size=0 requests unless asked; with it, each shard keeps this
+            # answer until a refresh changes that shard (never stale), the role the result cache plays embedded.
+            response = self._call(self.client.search, index=self.prefix, body=search_body(req), request_cache=True)
         except NotFoundError as exc:
             raise ServiceUnavailable("The search index is missing; run scripts/reindex.py.") from exc
         return parse_response(response, req)

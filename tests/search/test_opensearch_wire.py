@@ -98,6 +98,15 @@ def test_every_search_form_of_the_contract_suite(reader, args):
     assert listener.problems == []
 
 
+def test_searches_ask_for_the_shard_request_cache(listener, backend):
+    # OpenSearch caches a search with hits (size > 0) only when asked; a refresh that changes a shard drops that
+    # shard's entries, so the cache never answers stale: the scaled shape's counterpart of the embedded result cache.
+    run(backend, q="data", size=5, facets=["access_right"])
+    searches = [c for c in listener.checks if c.operation and c.operation.spec["x-operation-group"] == "search"]
+    assert searches and query_of(searches[-1]).get("request_cache") == "true"
+    assert listener.problems == []
+
+
 def test_cursor_pages_send_search_after(listener, backend):
     keys = [to_index_document(make_record(n))["sort_publication_date"] for n in (1, 2)]
     listener.answer_hits([{"_source": {"record": {"id": n}}, "sort": [k]} for n, k in zip((1, 2), keys, strict=True)],
