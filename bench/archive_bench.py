@@ -214,3 +214,12 @@ def measure(session: Any, server: Any, instance: str, files: int, megabytes: int
             "archive_runs": [round(r) for r in archive], "disk_runs": [round(r) for r in disk],
             "file_download_runs": [round(r) for r in downloads], "tls_ceiling_runs": [round(r) for r in tls],
             "worker_peak_growth_mb": max(after[pid] - before[pid] for pid in workers) / 1024}
+
+
+def summary(a: dict) -> str:
+    """One line for the benchmark's table."""
+    return (f"archive of {a['files']} x {a['megabytes_each']} MiB: {a['archive_mib_s']:.0f} MiB/s vs reading the "
+            f"files and sending them over TLS in a plain loop {a['tls_ceiling_mib_s']:.0f} MiB/s (ratio "
+            f"{a['ratio']:.2f}; client {a['client']}), vs reading them only {a['disk_read_mib_s']:.0f} MiB/s (ratio "
+            f"{a['ratio_of_disk']:.2f}), vs downloading them one by one {a['file_downloads_mib_s']:.0f} MiB/s "
+            f"(ratio {a['ratio_of_file_downloads']:.2f}); worker peak growth {a['worker_peak_growth_mb']:.1f} MB")

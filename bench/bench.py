@@ -6,15 +6,17 @@
 
 Starts `scripts/serve.py` (gunicorn, TLS on 127.0.0.1, RATELIMIT_ENABLED=false, BACKGROUND_WORKER=true as in
 production, BENCH_CEILING_ENDPOINT=true) once per worker setup, drives it with wrk (or, without wrk, a Python
-load generator in a separate process) for a fixed duration per run, alternating every measured endpoint with the
-minimal endpoint `/api/_ceiling` so that drift hits both; every figure is also given as a ratio of the ceiling
-measured next to it. Also: OAI-PMH full harvests (records/s), a reindex (records/s), a 1 GB streamed upload against
-a plain write+MD5 loop on the same disk (and the server's peak memory), the same as a multipart upload of 4 parts at
-once (bench/multipart_bench.py), a record's files as one streamed zip
-against reading them from disk (`--parts archive`, bench/archive_bench.py), publish -> searchable latency, the
-ceiling with rate limits on against off (what the shared counters cost a request), and the record and search
-pages against the API's JSON they show (`--parts pages`, bench/pages_bench.py).
-Writes bench-results/bench-<timestamp>.json and prints a table.
+load generator in a separate process: bench/load.py) for a fixed duration per run, alternating every measured
+endpoint with the minimal endpoint `/api/_ceiling` so that drift hits both; every figure is also given as a ratio of
+the ceiling measured next to it. Also, each in a module of its own beside this one: OAI-PMH full harvests (records/s,
+bench/harvest_bench.py), a reindex (records/s, bench/reindex_bench.py), a 1 GB streamed upload against a plain
+write+MD5 loop on the same disk and the server's peak memory (bench/upload_bench.py), the same as a multipart upload
+of 4 parts at once (bench/multipart_bench.py), a record's files as one streamed zip against reading them from disk
+(`--parts archive`, bench/archive_bench.py), publish -> searchable latency (bench/publish_bench.py), the ceiling with
+rate limits on against off, what the shared counters cost a request (bench/ratelimit_bench.py), the record and
+search pages against the API's JSON they show (`--parts pages`, bench/pages_bench.py), and a search mix under a
+publish stream (bench/search_mix.py). This module keeps the command line, the server, the run order and the targets.
+Writes bench-results/bench-<timestamp>.json and prints a table with the verdicts (bench/report.py).
 """
 
 from __future__ import annotations
@@ -29,13 +31,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHUNK = 1024 * 1024
 SETUPS = {  # name -> serve.py arguments
     "gthread-3x4": ["--workers", "3", "--threads", "4"],
     "gthread-2x8": ["--workers", "2", "--threads", "8"],
@@ -49,108 +49,6 @@ SETUP_ENV = {  # name -> settings of that setup
 EXPORT_FORMATS = ("json", "marcxml", "bibtex", "datacite", "datacite3", "dc", "csl", "jsonld", "citation")
 RECORD_FORMATS = ("v1", "json", "bibtex", "datacite", "marcxml")
 SPREAD_IDS = 20_000  # record_v1_any reads these in turn: more than a 10 s run gets through
-# Limits on, as configured by default (counters in the file under INSTANCE_PATH), but high enough never to refuse:
-# the ceiling with them against the ceiling without them is what counting costs a request.
-RATELIMIT_ON_ENV = {"RATELIMIT_ENABLED": "true", "RATELIMIT_GUEST": "1000000000/minute;1000000000/hour"}
-SEARCH_P99_MS = 100
-
-
-# --- load generation -----------------------------------------------------------------------------------------
-def _lua(paths: list[str]) -> str:
-    listed = ",\n".join(json.dumps(p) for p in paths)
-    return ("local paths = {\n" + listed + "\n}\nlocal i = 0\n"
-            "request = function()\n  i = i % #paths + 1\n  return wrk.format(\"GET\", paths[i])\nend\n")
-
-
-def _ms(value: str, unit: str) -> float:
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
-
-
-def run_wrk(base: str, paths: list[str], seconds: int, connections: int, threads: int) -> dict:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(_lua(paths))
-    try:
-        out = subprocess.run(
-            ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "20s", "--latency",
-             "-s", script.name, base + paths[0]],
-            capture_output=True, text=True, check=True).stdout
-    finally:
-        os.unlink(script.name)
-    latency = {m.group(1): _ms(m.group(2), m.group(3))
-               for m in re.finditer(r"^\s+(50|99)(?:\.0+)?%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.M)}
-    total = re.search(r"(\d+) requests in", out)
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    socket_errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50_ms": latency.get("50"), "p99_ms": latency.get("99"),
-            "requests": int(total.group(1)) if total else 0,
-            "errors": int(errors.group(1)) if errors else 0,
-            "socket_errors": socket_errors.group(1).strip() if socket_errors else ""}
-
-
-def run_python_load(base: str, paths: list[str], seconds: int, connections: int, cafile: str) -> dict:
-    """The fallback: a separate process with one keep-alive HTTPS connection per thread."""
-    spec = json.dumps({"base": base, "paths": paths, "seconds": seconds, "connections": connections,
-                       "cafile": cafile})
-    # The spec on stdin: the search mix's thousands of paths exceed the kernel's limit on one argument (128 KiB).
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loadgen", "-"], input=spec,
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
-
-
-def _loadgen(spec: dict) -> None:
-    import http.client
-    import ssl
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(spec["base"])
-    context = ssl.create_default_context(cafile=spec["cafile"])
-    deadline = time.monotonic() + spec["seconds"]
-    latencies: list[float] = []
-    errors = [0]
-    lock = threading.Lock()
-
-    def worker(offset: int) -> None:
-        mine, bad, conn = [], 0, None
-        paths, i = spec["paths"], offset
-        while time.monotonic() < deadline:
-            if conn is None:
-                conn = http.client.HTTPSConnection(parts.hostname, parts.port, context=context, timeout=20)
-            path = paths[i % len(paths)]
-            i += 1
-            started = time.perf_counter()
-            try:
-                conn.request("GET", path)
-                response = conn.getresponse()
-                response.read()
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                conn, bad = None, bad + 1
-                continue
-            mine.append(time.perf_counter() - started)
-            if response.status >= 400:
-                bad += 1
-            if response.will_close:
-                conn.close()
-                conn = None
-        with lock:
-            latencies.extend(mine)
-            errors[0] += bad
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(spec["connections"])]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - started
-    latencies.sort()
-
-    def pct(p: float) -> float | None:
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000 if latencies else None
-
-    print(json.dumps({"rps": len(latencies) / elapsed, "p50_ms": pct(0.5), "p99_ms": pct(0.99),
-                      "requests": len(latencies), "errors": errors[0], "socket_errors": ""}))
 
 
 # --- the server ------------------------------------------------------------------------------------------------
@@ -263,6 +161,8 @@ class Bench:
 
     # measurement helpers
     def load(self, server: Server, paths: list[str]) -> dict:
+        from load import run_python_load, run_wrk  # its neighbour: bench/ heads sys.path
+
         if self.tool == "wrk":
             result = run_wrk(server.base, paths, self.args.seconds, self.args.connections, self.args.wrk_threads)
         else:
@@ -416,123 +316,42 @@ class Bench:
 
     # the non-HTTP-load measurements
     def reindex(self) -> dict:
-        from repository.config import Settings
-        from repository.indexing import reindex
-        from repository.search.open import open_search
-        from repository.storage import open_database
-        from repository.storage.engine import close_all
+        """A rebuild of the whole index from the stored copies: bench/reindex_bench.py."""
+        from reindex_bench import measure  # its neighbour: bench/ heads sys.path
 
-        settings = Settings.build(INSTANCE_PATH=self.args.instance, BASE_URL=PUBLIC_BASE)
-        db = open_database(settings.DATABASE_URL)
-        search = open_search(settings.SEARCH_URL)
-        started = time.perf_counter()
-        loaded = reindex.rebuild(db, settings, search, lambda n: None)
-        elapsed = time.perf_counter() - started
-        problems = reindex.check(db, search)
-        close_all()
-        return {"records": loaded, "seconds": round(elapsed, 2), "rate": loaded / elapsed,
-                "parity_problems": len(problems)}
+        return measure(self.args.instance, PUBLIC_BASE)
 
     def ratelimit(self) -> dict:
-        """The ceiling endpoint on two servers of the first setup, rate limits off and on (RATELIMIT_ON_ENV),
-        measured in turn so that drift hits both; `ratio` is on/off of the best runs."""
+        """The ceiling endpoint on two servers of the first setup, rate limits off and on, measured in turn so that
+        drift hits both: bench/ratelimit_bench.py."""
+        from ratelimit_bench import RATELIMIT_ON_ENV, measure  # its neighbour: bench/ heads sys.path
+
         setup = self.args.setups.split(",")[0]
-        rounds = 5 if self.args.quick else 7
         with Server(self.args.instance, setup, self.args.out) as off, \
                 Server(self.args.instance, setup, self.args.out, RATELIMIT_ON_ENV, "-ratelimit") as on:
-            session = _session(off)
-            limited = session.get(on.base + "/api/_ceiling", verify=on.cert, timeout=30)
-            session.close()
-            if "X-RateLimit-Remaining" not in limited.headers:
-                raise RuntimeError("the server with limits on answered without X-RateLimit headers")
-            self.load(off, ["/api/_ceiling"])  # warm-up runs, not reported
-            self.load(on, ["/api/_ceiling"])
-            runs: dict[str, list[dict]] = {"off": [], "on": []}
-            for round_ in range(rounds):
-                pair = (("off", off), ("on", on))
-                for name, server in pair if round_ % 2 == 0 else pair[::-1]:  # neither always goes first
-                    runs[name].append(self.load(server, ["/api/_ceiling"]))
-                    print(f"  ceiling, limits {name:<4} {runs[name][-1]['rps']:>9.1f} req/s", file=sys.stderr,
-                          flush=True)
-        # The best run of each: load from outside the benchmark only ever lowers a run (as timeit takes the minimum).
-        off_rps = max(r["rps"] for r in runs["off"])
-        on_rps = max(r["rps"] for r in runs["on"])
-        return {"setup": setup, "storage": "file:// under INSTANCE_PATH (the default)",
-                "off_mean_rps": statistics.mean(r["rps"] for r in runs["off"]),
-                "on_mean_rps": statistics.mean(r["rps"] for r in runs["on"]),
-                "off_rps": off_rps, "on_rps": on_rps, "ratio": on_rps / off_rps if off_rps else None,
-                "cost_us_per_request": (1 / on_rps - 1 / off_rps) * 1e6 if on_rps and off_rps else None,
-                "off_runs": [round(r["rps"], 1) for r in runs["off"]],
-                "on_runs": [round(r["rps"], 1) for r in runs["on"]],
-                "errors": sum(r["errors"] for r in runs["on"] + runs["off"])}
+            return measure(off, on, _session, self.load, 5 if self.args.quick else 7, setup)
 
     def harvest(self, server: Server, prefix: str) -> dict:
+        """A full OAI-PMH ListRecords harvest in `prefix`: bench/harvest_bench.py."""
+        from harvest_bench import measure  # its neighbour: bench/ heads sys.path
 
         session = _session(server)
-        params = {"verb": "ListRecords", "metadataPrefix": prefix}
-        count = pages = 0
-        started = time.perf_counter()
-        limit = self.args.harvest_limit
-        while True:
-            response = session.get(server.base + "/oai2d", params=params, timeout=120)
-            if response.status_code == 404:
-                return {"measured": False, "reason": "no /oai2d endpoint"}
-            response.raise_for_status()
-            body = response.text
-            count += body.count("<record>") + body.count("<record ")
-            pages += 1
-            token = re.search(r"<resumptionToken[^>]*>([^<]+)</resumptionToken>", body)
-            if not token or (limit and count >= limit):
-                break
-            params = {"verb": "ListRecords", "resumptionToken": token.group(1)}
-        elapsed = time.perf_counter() - started
-        session.close()
-        return {"measured": True, "records": count, "pages": pages, "seconds": round(elapsed, 2),
-                "rate": count / elapsed, "complete": not (limit and count >= limit)}
+        try:
+            return measure(session, server, prefix, self.args.harvest_limit)
+        finally:
+            session.close()
 
     def upload(self, server: Server, token: str) -> dict:
-
-        megabytes = self.args.upload_mb
-        block = os.urandom(CHUNK)
-        files_root = os.path.join(self.args.instance, "files")
-
-        from multipart_bench import plain_write_md5  # its neighbour: bench/ heads sys.path
-
-        def plain() -> float:
-            """The same bytes written to the same disk with MD5, in a plain Python loop (fsynced, as FileStore)."""
-            return plain_write_md5(files_root, megabytes, block)
+        """One file in one streamed PUT against the plain write+MD5 loop: bench/upload_bench.py."""
+        from upload_bench import measure  # its neighbour: bench/ heads sys.path
 
         session = _session(server)
         session.headers["Authorization"] = f"Bearer {token}"
-        deposit = session.post(server.base + "/api/deposit/depositions", json={}, timeout=60).json()
-        workers = server.workers()
-        before = {pid: _status_kb(pid, "VmHWM") for pid in workers}
-
-        class Body:
-            """Streamed with its length known, as a client uploading a file sends it (Content-Length, not chunked)."""
-
-            def __len__(self) -> int:
-                return megabytes * CHUNK
-
-            def __iter__(self):  # noqa: ANN204
-                for _ in range(megabytes):
-                    yield block
-
-        disk_before = plain()
-        started = time.perf_counter()
-        response = session.put(server.local(deposit["links"]["bucket"]) + "/big.bin", data=Body(), timeout=600)
-        elapsed = time.perf_counter() - started
-        disk_after = plain()
-        response.raise_for_status()
-        after = {pid: _status_kb(pid, "VmHWM") for pid in workers}
-        session.delete(server.local(deposit["links"]["self"]), timeout=60)
-        session.close()
-        disk = (disk_before + disk_after) / 2
-        rate = megabytes / elapsed
-        return {"megabytes": megabytes, "seconds": round(elapsed, 2), "rate_mib_s": rate,
-                "plain_disk_md5_mib_s": disk, "ratio": rate / disk,
-                "worker_peak_rss_mb": max(after.values()) / 1024,
-                "worker_peak_growth_mb": max(after[p] - before[p] for p in workers) / 1024}
+        try:
+            return measure(session, server, self.args.instance, self.args.upload_mb,
+                           lambda pid: _status_kb(pid, "VmHWM"))
+        finally:
+            session.close()
 
     def multipart(self, server: Server, token: str) -> dict:
         """The same size as `upload` sent as a multipart upload, 4 parts at once, from initiate to the completed
@@ -548,30 +367,15 @@ class Bench:
             session.close()
 
     def publish(self, server: Server, token: str) -> dict:
+        """Publish -> searchable, a few runs: bench/publish_bench.py."""
+        from publish_bench import measure  # its neighbour: bench/ heads sys.path
 
         session = _session(server)
         session.headers["Authorization"] = f"Bearer {token}"
-        calls, searchable = [], []
-        for attempt in range(self.args.publish_runs):
-            word = f"benchpublish{int(time.time() * 1000)}x{attempt}"
-            deposit = session.post(server.base + "/api/deposit/depositions", timeout=60, json={"metadata": {
-                "title": f"Publish latency {word}", "upload_type": "dataset", "description": f"<p>{word}</p>",
-                "creators": [{"name": "Bench, Mark"}]}}).json()
-            session.put(server.local(deposit["links"]["bucket"]) + "/data.csv", data=word.encode(), timeout=60).raise_for_status()
-            started = time.perf_counter()
-            response = session.post(server.local(deposit["links"]["publish"]), timeout=60)
-            calls.append((time.perf_counter() - started) * 1000)
-            response.raise_for_status()
-            while True:
-                found = session.get(server.base + "/api/records/", params={"q": word, "size": 1}, timeout=60)
-                if found.ok and found.json()["hits"]["total"] == 1:
-                    break
-                if time.perf_counter() - started > 60:
-                    raise RuntimeError("a published record was not searchable within 60 s")
-            searchable.append((time.perf_counter() - started) * 1000)
-        session.close()
-        return {"runs": len(searchable), "publish_call_ms_median": statistics.median(calls),
-                "searchable_ms_median": statistics.median(searchable), "searchable_ms_max": max(searchable)}
+        try:
+            return measure(session, server, self.args.publish_runs)
+        finally:
+            session.close()
 
     def pages(self, server: Server, sample: dict) -> dict:
         """The record and search pages against the API's record and search: bench/pages_bench.py."""
@@ -674,6 +478,8 @@ class Bench:
                         self.results["archive"] = self.phase(
                             f"archive {args.archive_files} x {args.archive_mb} MiB", self.archive, server, token)
         self.results["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+        from report import verdicts  # its neighbour: bench/ heads sys.path
+
         self.results["verdicts"] = verdicts(self.results)
         self.save()
         return self.results
@@ -685,144 +491,6 @@ def _git_commit() -> str | None:
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
-
-
-def failures(results: dict) -> list[str]:
-    """The phases that failed."""
-    found = [f"{name}: {value['error']}" for name, value in results.items() if isinstance(value, dict)
-             and "error" in value]
-    found += [f"{name}: {rows['error']}" for name, rows in results.get("setups", {}).items() if isinstance(rows, dict)]
-    return found
-
-
-def _page_throughput(results: dict, pair: str) -> float | None:
-    row = results.get("pages", {}).get(pair) if isinstance(results.get("pages"), dict) else None
-    return row.get("throughput_ratio") if isinstance(row, dict) else None
-
-
-def verdicts(results: dict) -> list[dict]:
-    """Each target of the issue: the measured figure, the target, met or missed and by how much."""
-    rows = results.get("setups", {}).get(results.get("server"))
-    main = {row["name"]: row for row in rows} if isinstance(rows, list) else {}
-
-    def get(part: str, key: str) -> float | None:
-        value = results.get(part)
-        return value.get(key) if isinstance(value, dict) else None
-
-    uncached_rows = results.get("setups", {}).get("gthread-3x4-nocache")
-    uncached = {row["name"]: row for row in uncached_rows} if isinstance(uncached_rows, list) else {}
-    figures = {
-        "search_common": (main.get("search_common", {}).get("ratio"), 0.35, "ratio of ceiling (v1, 20 per page)"),
-        "search_common_p99_ms": (main.get("search_common", {}).get("p99_ms"), SEARCH_P99_MS,
-                                 "p99 ms at 16 connections (lower is better)"),
-        "search_common_uncached": (uncached.get("search_common", {}).get("ratio"), 0.35,
-                                   "ratio of ceiling, result cache off"),
-        "search_common_uncached_p99_ms": (uncached.get("search_common", {}).get("p99_ms"), SEARCH_P99_MS,
-                                          "p99 ms, result cache off (lower is better)"),
-        "record_v1": (main.get("record_v1", {}).get("ratio"), 0.60, "ratio of ceiling"),
-        "record_v1_any": (main.get("record_v1_any", {}).get("ratio"), 0.60,
-                          "ratio of ceiling, records across the corpus (no cache hits)"),
-        "oai_dc": (get("oai_dc", "rate"), 5000, "records/s"),
-        "oai_registry": (get("oai_registry", "rate"), 5000, "records/s"),
-        "reindex": (get("reindex", "rate"), 10000, "records/s"),
-        "upload": (get("upload", "ratio"), 0.80, "ratio of plain write+MD5"),
-        "multipart": (get("multipart", "ratio"), 0.80, "ratio of plain write+MD5, 4 parts at once"),
-        "archive": (get("archive", "ratio"), 0.80,
-                    "ratio of reading the files and sending them over TLS in a plain loop"),
-        "publish_searchable_ms": (get("publish", "searchable_ms_max"), 200, "ms, worst run (lower is better)"),
-        "ratelimit": (get("ratelimit", "ratio"), 0.90, "ceiling with rate limits on / off"),
-        # Page cost within 1.5x of the API's: page req/s over API req/s at least 1/1.5.
-        "record_page": (_page_throughput(results, "record"), 0.67, "record page req/s / API record req/s"),
-        "search_page": (_page_throughput(results, "search"), 0.67, "search page req/s / API search req/s"),
-        "search_mix": ((results.get("search_mix") or {}).get("publishing", {}).get("ratio"), 0.35,
-                       "ratio of ceiling, search mix under a publish stream"),
-        "search_mix_p99_ms": ((results.get("search_mix") or {}).get("publishing", {}).get("p99_ms"), 200,
-                              "p99 ms, search mix under a publish stream (lower is better)"),
-    }
-    out = []
-    for name, (value, target, unit) in figures.items():
-        lower_better = name.endswith("_ms")
-        if value is None:
-            out.append({"name": name, "value": None, "target": target, "unit": unit, "met": None})
-            continue
-        met = value < target if lower_better else value >= target
-        out.append({"name": name, "value": value, "target": target, "unit": unit, "met": met,
-                    "off_by": (value / target) if not met else None})
-    return out
-
-
-def table(results: dict) -> str:
-    lines = []
-    meta = results["meta"]
-    lines.append(f"records: {results['corpus']['records']}, cpus: {meta['cpus']}, load generator: "
-                 f"{meta['load_generator']} ({meta['connections']} connections, {meta['seconds_per_run']} s per run), "
-                 f"server: {results['server']}, commit {meta['commit']}")
-    if results["corpus"].get("loaded_now"):
-        lines.append(f"corpus load: {results['corpus']['load_records_per_s']:.0f} records/s")
-    lines.append("")
-    lines.append("| measurement | req/s | p50 ms | p99 ms | ratio of ceiling |")
-    lines.append("|---|---:|---:|---:|---:|")
-    for setup, rows in results["setups"].items():
-        for row in rows if isinstance(rows, list) else []:
-            name = row["name"] if setup == results["server"] else f"{row['name']} [{setup}]"
-            errors = f" ({row['errors']} errors)" if row.get("errors") else ""
-            lines.append(f"| {name}{errors} | {row['rps']:.0f} | {row['p50_ms'] or 0:.2f} | {row['p99_ms'] or 0:.2f} "
-                         f"| {row['ratio']:.2f} |")
-    lines.append("")
-
-    def part(name: str, render) -> None:  # type: ignore[no-untyped-def]
-        value = results.get(name)
-        if value is None:
-            lines.append(f"{name}: not run")
-        elif "error" in value:
-            lines.append(f"{name}: FAILED ({value['error']})")
-        else:
-            lines.append(render(value))
-
-    for prefix in ("oai_dc", "oai_registry"):
-        part(prefix, lambda h, prefix=prefix: f"OAI-PMH ListRecords {prefix}: " + (
-            f"{h['rate']:.0f} records/s ({h['records']} records, {h['pages']} pages, {h['seconds']} s)"
-            if h.get("measured") else f"not measured ({h.get('reason')})"))
-    part("search_mix", lambda m: f"search mix ({m['mix']['distinct']} distinct searches, top 100 "
-                                 f"{m['mix']['top100_share']:.0%} of {m['mix']['requests']}): quiet "
-                                 f"{m['quiet']['rps']:.0f} req/s (ratio {m['quiet']['ratio']:.2f}, p99 "
-                                 f"{m['quiet']['p99_ms'] or 0:.1f} ms); under a publish stream {m['publishing']['rps']:.0f}"
-                                 f" req/s (ratio {m['publishing']['ratio']:.2f}, p99 {m['publishing']['p99_ms'] or 0:.1f}"
-                                 f" ms); stream {m['stream'].get('actions')} errors {m['stream'].get('errors')}")
-    part("reindex", lambda r: f"reindex: {r['rate']:.0f} records/s ({r['records']} records in {r['seconds']} s, "
-                              f"parity problems: {r['parity_problems']})")
-    part("upload", lambda u: f"upload {u['megabytes']} MiB: {u['rate_mib_s']:.0f} MiB/s vs plain write+MD5 "
-                             f"{u['plain_disk_md5_mib_s']:.0f} MiB/s (ratio {u['ratio']:.2f}); worker peak RSS "
-                             f"{u['worker_peak_rss_mb']:.0f} MB, growth {u['worker_peak_growth_mb']:.1f} MB")
-    part("archive", lambda a: f"archive of {a['files']} x {a['megabytes_each']} MiB: {a['archive_mib_s']:.0f} MiB/s "
-                              f"vs reading the files and sending them over TLS in a plain loop {a['tls_ceiling_mib_s']:.0f} MiB/s "
-                              f"(ratio {a['ratio']:.2f}; client {a['client']}), vs reading them only "
-                              f"{a['disk_read_mib_s']:.0f} MiB/s (ratio {a['ratio_of_disk']:.2f}), vs "
-                              f"downloading them one by one {a['file_downloads_mib_s']:.0f} MiB/s (ratio "
-                              f"{a['ratio_of_file_downloads']:.2f}); worker peak growth {a['worker_peak_growth_mb']:.1f} MB")
-    part("multipart", lambda m: f"multipart upload {m['megabytes']} MiB ({m['parallel']} x {m['part_mb']} MiB parts at "
-                                f"once): {m['rate_mib_s']:.0f} MiB/s vs plain write+MD5 {m['plain_disk_md5_mib_s']:.0f}"
-                                f" MiB/s (best of each: uploads {m['upload_runs']}, plain {m['plain_runs']}; ratio "
-                                f"{m['ratio']:.2f}; complete {m['complete_seconds']} s); worker peak "
-                                f"growth {m['worker_peak_growth_mb']:.1f} MB")
-    part("ratelimit", lambda r: f"ceiling with rate limits on / off ({r['setup']}, counters {r['storage']}): "
-                                f"{r['on_rps']:.0f} / {r['off_rps']:.0f} req/s (ratio {r['ratio']:.2f}, "
-                                f"{r['cost_us_per_request']:.0f} us per request; runs on {r['on_runs']}, "
-                                f"off {r['off_runs']}; {r['errors']} errors)")
-    from pages_bench import summary as pages_summary  # its neighbour: bench/ heads sys.path
-
-    part("pages", pages_summary)
-    part("publish", lambda p: f"publish -> searchable: median {p['searchable_ms_median']:.0f} ms, max "
-                              f"{p['searchable_ms_max']:.0f} ms (publish call {p['publish_call_ms_median']:.0f} ms), "
-                              f"{p['runs']} runs")
-    lines.append("")
-    lines.append("| target | measured | target | verdict |")
-    lines.append("|---|---:|---:|---|")
-    for v in results["verdicts"]:
-        value = "n/a" if v["value"] is None else f"{v['value']:.2f}"
-        verdict = "not measured" if v["met"] is None else ("met" if v["met"] else f"MISSED (x{v['off_by']:.2f})")
-        lines.append(f"| {v['name']} ({v['unit']}) | {value} | {v['target']} | {verdict} |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -852,7 +520,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.loadgen:
-        _loadgen(json.loads(sys.stdin.read() if args.loadgen == "-" else args.loadgen))
+        from load import generate  # its neighbour: bench/ heads sys.path
+
+        generate(json.loads(sys.stdin.read() if args.loadgen == "-" else args.loadgen))
         return 0
     quick = args.quick
     args.records = args.records or (800 if quick else 100_000)
@@ -877,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if temporary:
             shutil.rmtree(temporary, ignore_errors=True)
+    from report import failures, table  # its neighbour: bench/ heads sys.path
+
     print(table(results))
     print(f"\nreport: {results['meta']['report']}")
     problems = failures(results)

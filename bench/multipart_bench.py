@@ -91,3 +91,11 @@ def measure(session: Any, server: Any, instance: str, megabytes: int, part_mb: i
             "rate_mib_s": rate, "plain_disk_md5_mib_s": max(disk), "ratio": rate / max(disk),
             "upload_runs": [round(r) for r, _ in runs], "plain_runs": [round(d) for d in disk],
             "worker_peak_growth_mb": max(after[p] - before[p] for p in workers) / 1024}
+
+
+def summary(m: dict) -> str:
+    """One line for the benchmark's table."""
+    return (f"multipart upload {m['megabytes']} MiB ({m['parallel']} x {m['part_mb']} MiB parts at once): "
+            f"{m['rate_mib_s']:.0f} MiB/s vs plain write+MD5 {m['plain_disk_md5_mib_s']:.0f} MiB/s (best of each: "
+            f"uploads {m['upload_runs']}, plain {m['plain_runs']}; ratio {m['ratio']:.2f}; complete "
+            f"{m['complete_seconds']} s); worker peak growth {m['worker_peak_growth_mb']:.1f} MB")

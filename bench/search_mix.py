@@ -280,6 +280,15 @@ def measure(bench: Any, server: Any, token: str, public: str) -> dict[str, Any]:
     return out
 
 
+def summary(m: dict[str, Any]) -> str:
+    """One line for the benchmark's table."""
+    return (f"search mix ({m['mix']['distinct']} distinct searches, top 100 {m['mix']['top100_share']:.0%} of "
+            f"{m['mix']['requests']}): quiet {m['quiet']['rps']:.0f} req/s (ratio {m['quiet']['ratio']:.2f}, p99 "
+            f"{m['quiet']['p99_ms'] or 0:.1f} ms); under a publish stream {m['publishing']['rps']:.0f} req/s "
+            f"(ratio {m['publishing']['ratio']:.2f}, p99 {m['publishing']['p99_ms'] or 0:.1f} ms); stream "
+            f"{m['stream'].get('actions')} errors {m['stream'].get('errors')}")
+
+
 def replay_in_process(instance: str, requests: int = 3000, every: int = 100, seed: int = 19,
                       rounds: int = 2) -> dict[str, Any]:
     """The mix replayed in one process against the instance's index, with a commit every `every` searches (a

@@ -149,13 +149,18 @@ def test_a_refused_message_stays_queued_and_a_later_pass_sends_it(make_services,
     inbox, port = smtp
     inbox.refuse = True
     services = make_services(**_smtp_settings(port))
+    before = utcnow()
     message_id = _queue(services)
     services.mailer.wait_idle()
+    after = utcnow()
 
     row = _row(services, message_id)
     assert row["sent"] is None and row["attempts"] == 1 and "550" in row["last_error"]
-    assert row["not_before"] > utcnow()  # backoff: not retried at once
-    assert send_pending(services.db, services.settings) == 0
+    # Backoff: the first failure waits 2 s from the attempt (made between `before` and `after`), and a pass
+    # before then does not retry it.
+    assert before + dt.timedelta(seconds=2) <= row["not_before"] <= after + dt.timedelta(seconds=2)
+    assert send_pending(services.db, services.settings, now=row["not_before"] - dt.timedelta(seconds=1)) == 0
+    assert _row(services, message_id)["attempts"] == 1
     inbox.refuse = False
     assert send_pending(services.db, services.settings, now=utcnow() + dt.timedelta(hours=2)) == 1
     assert [e.rcpt_tos for e in inbox.envelopes] == [["ada@example.org"]]

@@ -9,6 +9,7 @@ import pytest
 from helpers.pages import csrf_from, referer, sign_in, sign_up_and_confirm
 from sqlalchemy import update
 
+from repository.accounts.tokens import LAST_USED_EVERY
 from repository.storage.tables.core import tokens
 from repository.timeutil import utcnow
 
@@ -104,20 +105,24 @@ def _set_last_used(app, value: dt.datetime) -> None:
 def test_last_used_is_noted_at_most_once_a_minute(client, app, make_token):
     secret = make_token(scopes=())
     bearer = {"Authorization": f"Bearer {secret}"}
+    before = utcnow()
     assert client.get("/api/", headers=bearer).status_code == 200
     listed = client.get("/api/tokens/", headers=bearer).json
     used = dt.datetime.fromisoformat(listed[0]["last_used"]).replace(tzinfo=None)
-    assert abs(used - utcnow()) < dt.timedelta(seconds=5)
+    assert before <= used <= utcnow()  # noted at the use (utcnow() is to the second, as stored)
 
     recent = utcnow() - dt.timedelta(seconds=30)
     _set_last_used(app, recent)
     client.get("/api/", headers=bearer)
-    assert client.get("/api/tokens/", headers=bearer).json[0]["last_used"] == recent.isoformat() + "+00:00"
+    shown = client.get("/api/tokens/", headers=bearer).json[0]["last_used"]
+    # Not noted again within the minute (unless the two requests took the rest of it on a very slow machine).
+    assert shown == recent.isoformat() + "+00:00" or utcnow() - recent >= LAST_USED_EVERY
 
     _set_last_used(app, utcnow() - dt.timedelta(seconds=61))
+    before = utcnow()
     client.get("/api/", headers=bearer)
     used = dt.datetime.fromisoformat(client.get("/api/tokens/", headers=bearer).json[0]["last_used"])
-    assert abs(used.replace(tzinfo=None) - utcnow()) < dt.timedelta(seconds=5)
+    assert before <= used.replace(tzinfo=None) <= utcnow()
 
 
 def test_a_browser_session_notes_no_token_use(client, session_headers):

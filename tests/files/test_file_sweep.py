@@ -143,15 +143,24 @@ def test_a_process_starting_after_a_sweep_does_not_sweep_again(database, tmp_pat
     first = orphan(root)
     assert sweeper(database, root)() == 1 and not first.exists()
     second = orphan(root)
+    stamp = root / SWEEP_STAMP
+    then = stamp.stat().st_mtime - 100
+    os.utime(stamp, (then, then))  # that sweep started 100 s ago
+    swept = stamp.stat().st_mtime
+    before = time.monotonic(), time.time()
     later = [sweeper(database, root) for _ in range(3)]  # three more processes start within the interval
     assert [s() for s in later] == [0, 0, 0] and second.exists()
-    # Each waits for the rest of the interval, not a whole one of its own.
-    assert all(0 < s._due - time.monotonic() <= INTERVAL for s in later)
-    stamp = root / SWEEP_STAMP
+    after = time.monotonic(), time.time()
+    # Each waits for the rest of the interval (from that sweep), not a whole one of its own: its next turn is
+    # INTERVAL after the sweep, by the clocks read around the calls (however long they took).
+    earliest = before[0] + (INTERVAL - (after[1] - swept))
+    latest = after[0] + (INTERVAL - (before[1] - swept))
+    assert all(earliest <= s._due <= latest for s in later)
     then = time.time() - INTERVAL - 1
     os.utime(stamp, (then, then))  # the interval has passed since that sweep
+    before_sweep = time.time()
     assert sweeper(database, root)() == 1 and not second.exists()
-    assert stamp.exists() and time.time() - stamp.stat().st_mtime < 60  # kept by its own sweep, and renewed
+    assert stamp.exists() and stamp.stat().st_mtime >= before_sweep  # kept by its own sweep, and renewed
 
 
 def test_no_sweep_while_another_process_sweeps(database, tmp_path):

@@ -50,6 +50,21 @@ def published(client, auth: dict, content: bytes = b"a,b\n1,2\n", **overrides: A
     return publish(client, auth, dep)
 
 
+def published_restricted(client, auth: dict, **overrides: Any) -> dict:  # type: ignore[no-untyped-def]
+    """A published restricted deposition (access on request) with one file."""
+    return published(client, auth, access_right="restricted", access_conditions="<p>ask</p>", **overrides)
+
+
+def edit(client, auth: dict, dep_id: int, **overrides: Any) -> dict:  # type: ignore[no-untyped-def]
+    """Open the published deposition `dep_id` for edit and save new metadata (complete, with `overrides`) without
+    publishing it: the deposit's metadata then differs from its record's. Returns the deposition JSON."""
+    opened = client.post(f"/api/deposit/depositions/{dep_id}/actions/edit", headers=auth)
+    assert opened.status_code == 201, opened.json
+    response = client.put(f"/api/deposit/depositions/{dep_id}", headers=auth, json={"metadata": metadata(**overrides)})
+    assert response.status_code == 200, response.json
+    return response.json
+
+
 def new_version(client, auth, dep: dict, content: bytes) -> int:  # type: ignore[no-untyped-def]
     """Publish a new version of `dep` whose only file holds `content`; returns the new record id."""
     API = "/api/deposit/depositions"

@@ -4,6 +4,8 @@ import os
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -80,3 +82,15 @@ def wait_until_serving(base: str, cert: str) -> None:
         except requests.ConnectionError:
             pass
     raise AssertionError("the server never answered /healthz")
+
+
+def log_text(path: str, ready: Callable[[str], bool], timeout: float = 60.0) -> str:
+    """A live server's log once `ready(text)` holds: a request's access line is written after its response is
+    sent, so it may lag the answer (for long on a busy machine). Returns what is there after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(path) as handle:
+            text = handle.read()
+        if ready(text) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.05)

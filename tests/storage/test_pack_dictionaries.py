@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from alembic import command
 from helpers.answers import answers
-from helpers.factories import make_deposit, metadata, published, upload
+from helpers.factories import edit, published, published_restricted
 from helpers.http import https_client
 from sqlalchemy import inspect, select
 
@@ -34,16 +34,9 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
 def _publish_some(client, auth) -> list[int]:  # type: ignore[no-untyped-def]
     recids = [published(client, auth, content=b"x" * n, title=f"Dictionary record {n}",
                         keywords=[f"word {n}", "shared"])["id"] for n in range(1, 7)]  # fmt: skip
-    restricted = make_deposit(client, auth, access_right="restricted", title="Dictionary closed",
-                              access_conditions="<p>ask</p>")
-    upload(client, auth, restricted)
-    assert client.post(f"/api/deposit/depositions/{restricted['id']}/actions/publish",
-                       headers=auth).status_code == 202
-    recids.append(restricted["id"])
+    recids.append(published_restricted(client, auth, title="Dictionary closed")["id"])
     # A deposit being edited: its own metadata is packed (with the records' dictionary) beside its record's.
-    assert client.post(f"/api/deposit/depositions/{recids[0]}/actions/edit", headers=auth).status_code == 201
-    assert client.put(f"/api/deposit/depositions/{recids[0]}", headers=auth,
-                      json={"metadata": metadata(title="Dictionary record, edited")}).status_code == 200
+    edit(client, auth, recids[0], title="Dictionary record, edited")
     return recids
 
 

@@ -9,7 +9,7 @@ import json
 import orjson
 from alembic import command
 from helpers.answers import answers as _answers
-from helpers.factories import make_deposit, metadata, published, upload
+from helpers.factories import edit, published, published_restricted
 from helpers.http import https_client
 from sqlalchemy import select
 
@@ -27,17 +27,9 @@ from repository.storage.tables.derived import built_records, renditions
 
 def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, settings):
     recids = [published(client, auth, content=b"x" * n, title=f"Packed record {n}")["id"] for n in (1, 2)]
-    restricted = make_deposit(client, auth, access_right="restricted", title="Packed closed",
-                              access_conditions="<p>ask</p>")
-    upload(client, auth, restricted)
-    assert client.post(f"/api/deposit/depositions/{restricted['id']}/actions/publish",
-                       headers=auth).status_code == 202
-    recids.append(restricted["id"])
+    recids.append(published_restricted(client, auth, title="Packed closed")["id"])
     # A deposit being edited: its metadata differs from its record's, both must survive.
-    assert client.post(f"/api/deposit/depositions/{recids[0]}/actions/edit", headers=auth).status_code == 201
-    changed = client.put(f"/api/deposit/depositions/{recids[0]}", headers=auth,
-                         json={"metadata": metadata(title="Packed record, edited")})
-    assert changed.status_code == 200
+    edit(client, auth, recids[0], title="Packed record, edited")
     before = _answers(client, auth, recids)
     assert b"Packed record, edited" in before[f"/api/deposit/depositions/{recids[0]} {auth}"]
 

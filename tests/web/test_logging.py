@@ -4,12 +4,11 @@ of each request carries its request id, user id and route; tokens and passwords 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
-from helpers.http import token_session, wait_until_serving
+from helpers.http import log_text, token_session, wait_until_serving
 from helpers.pages import csrf_from
 
 PASSWORD = "Correct-Horse-Battery-9731"
@@ -36,6 +35,17 @@ def access_line(entries: list[dict], request_id: str) -> dict:
     return found[0]
 
 
+def access_lines_of(*responses: requests.Response) -> Callable[[str], bool]:
+    """Whether a log's text holds the access line of each of `responses` (written after the response is sent)."""
+    ids = [f'"{r.headers["X-Request-ID"]}"' for r in responses]
+
+    def ready(text: str) -> bool:
+        access = [line for line in text.splitlines() if '"gunicorn.access"' in line]
+        return all(any(i in line for line in access) for i in ids)
+
+    return ready
+
+
 def test_json_lines_carry_the_request_and_keep_secrets_out(json_logs, live_server):
     base, cert = live_server["url"], live_server["cert"]
     wait_until_serving(base, cert)
@@ -55,7 +65,7 @@ def test_json_lines_carry_the_request_and_keep_secrets_out(json_logs, live_serve
                            data={"csrf_token": csrf_from(form.text), "email": "logged@example.org",
                                  "password": PASSWORD})
     assert refused.status_code == 401  # no password set for this user: the form again
-    time.sleep(0.5)  # an access line is written once its response is sent
+    log_text(live_server["log"], access_lines_of(mine, in_url, refused))
 
     entries = log_entries(live_server["log"])
     assert all({"time", "level", "logger", "message"} <= set(entry) for entry in entries)

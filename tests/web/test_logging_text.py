@@ -3,10 +3,8 @@ route, and the token stays out."""
 
 from __future__ import annotations
 
-import time
-
 import requests
-from helpers.http import token_session
+from helpers.http import log_text, token_session
 
 
 def test_the_text_access_line_names_request_user_and_route(live_server):
@@ -22,9 +20,8 @@ def test_the_text_access_line_names_request_user_and_route(live_server):
     answer = user.get(base + "/api/tokens/", headers={"X-Request-ID": "text-req-1"}, timeout=30)
     assert answer.status_code == 200
     guest = requests.get(f"{base}/api/records/?access_token=not-a-token", verify=cert, timeout=30)
-    time.sleep(0.5)  # an access line is written once its response is sent
-    with open(live_server["log"]) as handle:
-        text = handle.read()
+    needles = ("request_id=text-req-1 ", f"request_id={guest.headers['X-Request-ID']} ")  # on access lines only
+    text = log_text(live_server["log"], lambda text: all(needle in text for needle in needles))
     [line] = [line for line in text.splitlines() if "request_id=text-req-1 " in line]
     assert '"GET /api/tokens/ HTTP/1.1" 200' in line and line.endswith(" route=/api/tokens/")
     assert "user_id=- " not in line and token not in text
