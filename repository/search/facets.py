@@ -23,13 +23,16 @@ their multi-valued columns (README, Performance).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import tantivy
 
 from repository.search.backend import SUBTYPE, TERMS_FACETS, terms_aggregation, year_bucket
+from repository.search.tantivy_query import DISTINCT
 
 EVERY = 2**32 - 1  # a size no segment reaches: every term of every segment is returned
 CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen values: every term, always exact
@@ -42,54 +45,111 @@ COUNT = "{}__{}"  # the name of the exact count of the n-th term a facet counts 
 # match against a few bitsets once the query matches that much; a rarer search goes without.
 MANY = 2_000
 CANDIDATES = 20
-REFRESH = 60.0  # seconds a candidate list is used: any list gives exact answers, a recent one fewer second passes
+PAIRS = "{}__pairs"  # the number of (document, term) pairs of an open-vocabulary facet: a sum of DISTINCT
+# How far above the other terms' bound the candidates must be expected (from their frequency in the index) before
+# a search counts only them: a miss costs a second pass.
+LIKELY = 1.1
+REFRESH = 60.0  # seconds a candidate list is used (its bound kept up to date meanwhile)
+
+
+class State(Protocol):
+    """One committed state of an index (embedded.Snapshot)."""
+
+    @property
+    def name(self) -> str:
+        """Of the index."""
+
+    @property
+    def opstamp(self) -> int:
+        """Of its last commit (-1: unknown)."""
+
+    @property
+    def seq(self) -> int:
+        """The order in which the process took its states: a larger one is newer."""
+
+    @property
+    def searcher(self) -> tantivy.Searcher: ...
 
 
 class Candidates:
-    """The most frequent terms of each open-vocabulary field, listed again after `REFRESH` seconds (per process)."""
+    """The most frequent terms of each open-vocabulary field, and how many documents any other term is in at most.
+
+    Listed again after `REFRESH` seconds (walking a large vocabulary's dictionary costs tens of milliseconds), and
+    for any state that is not the same index at the same commit or a later one. In a later state the bound grows by
+    the documents added since, which are at most the operations between the two commits (each added document, each
+    deletion and each commit takes one opstamp); a merge only lowers document frequencies, which count deleted
+    documents until then (an upper bound is all the proof needs)."""
 
     def __init__(self) -> None:
-        self._listed: dict[str, tuple[float, list[str]]] = {}  # field -> (when listed, terms)
+        self._listed: dict[str, tuple[tuple[str, int, int], float, Listed]] = {}  # field -> (state, when, list)
         self._lock = threading.Lock()
 
-    def __call__(self, searcher: tantivy.Searcher, field: str) -> list[str]:
+    def __call__(self, state: State, field: str) -> Listed:
         now = time.monotonic()
         with self._lock:
             listed = self._listed.get(field)
-        if listed is not None and now - listed[0] < REFRESH:
-            return listed[1]
-        # Document frequencies (deleted documents included: the list only has to be likely, not exact).
-        found = searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP + 1))
-        # A vocabulary that fits in one segment's top list is counted exactly by it: no candidates needed.
-        terms = [term for term, _ in found[:CANDIDATES]] if len(found) > SEGMENT_TOP else []
+        if listed is not None and now - listed[1] < REFRESH and listed[0][0] == state.name and \
+                0 <= listed[0][1] <= state.opstamp and listed[0][2] <= state.seq:
+            made = listed[2]
+            return dataclasses.replace(made, beyond=made.beyond + state.opstamp - listed[0][1])
+        found = state.searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP) + 1)
+        made = Listed(found[:CANDIDATES], found[CANDIDATES][1] if len(found) > CANDIDATES else 0,
+                      len(found) <= SEGMENT_TOP)
         with self._lock:
-            self._listed[field] = (now, terms)
-        return terms
+            self._listed[field] = ((state.name, state.opstamp, state.seq), now, made)
+        return made
 
 
-def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...], matches: int,
-              candidates: Candidates) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Listed:
+    """A field's most frequent terms in one state of the index."""
+
+    terms: list[tuple[str, int]]  # (term, documents), most first
+    beyond: int  # the most documents any other term is in (0: there is no other term)
+    small: bool  # the whole vocabulary fits in one segment's top list (SEGMENT_TOP)
+
+
+def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matches: int,
+              candidates: Candidates, distinct: bool = False) -> dict[str, Any]:
     """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
-    (at least `matches` of them)."""
+    (at least `matches` of them). `distinct`: the index has the fields that count each document's distinct terms
+    of an open vocabulary (tantivy_query.DISTINCT)."""
     if not names:
         return {}
-    if not searcher.num_docs:
+    searcher = state.searcher
+    total = searcher.num_docs
+    if not total:
         return {name: _empty(name) for name in names}
     spec: dict[str, Any] = {}
     known: dict[str, list[str]] = {}  # the terms of each open-vocabulary facet counted exactly in the first pass
+    proving: dict[str, int] = {}  # facets counted from their candidates alone -> the bound of every other term
     for name in names:
-        spec[name] = _request(name)
-        if name in TERMS_FACETS and name not in CLOSED:
-            known[name] = candidates(searcher, TERMS_FACETS[name][0]) if matches >= MANY else []
-            spec.update(_filters(name, known[name]))
+        if name not in TERMS_FACETS or name in CLOSED:
+            spec[name] = _request(name)
+            continue
+        field, size = TERMS_FACETS[name]
+        listed = candidates(state, field) if matches >= MANY else Listed([], 0, True)
+        known[name] = [term for term, _ in listed.terms]
+        if distinct and matches >= MANY and _likely(listed, size, matches, total):
+            proving[name] = listed.beyond
+            spec[PAIRS.format(name)] = {"sum": {"field": DISTINCT[field]}}
+        else:
+            spec[name] = _request(name)
+            if listed.small:  # one segment's top list counts it exactly: no candidates needed
+                known[name] = []
+        spec.update(_filters(name, known[name]))
     try:
         raw = searcher.aggregate(query, spec)
     except ValueError:
         if not any(known.values()):
             raise
         # A candidate the engine's query parser refused (none is known to): candidates only save a pass.
-        known = dict.fromkeys(known, [])
+        known, proving = dict.fromkeys(known, []), {}
         raw = searcher.aggregate(query, {name: _request(name) for name in names})
+    unproven = [name for name, beyond in proving.items() if beyond and
+                _nth(_filtered(raw, name, known[name]), TERMS_FACETS[name][1]) <= beyond]
+    if unproven:  # some other term may reach the top: a pass as for the other facets, the candidates known
+        raw.update(searcher.aggregate(query, {name: _request(name) for name in unproven}))
     out: dict[str, Any] = {}
     for name in names:
         if name == "publication_date":
@@ -102,9 +162,21 @@ def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str
                 bucket["subtype"] = terms_aggregation(subtypes[bucket["key"]], SUBTYPE[1])
         elif name in CLOSED:
             out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
+        elif name in proving and name not in unproven:
+            # Every term counted, or the `size`-th count above anything another term could have: the top is exact.
+            pairs = round(raw[PAIRS.format(name)]["value"])
+            out[name] = _terms(_filtered(raw, name, known[name]), pairs, TERMS_FACETS[name][1])
         else:
             out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
     return out
+
+
+def _likely(listed: Listed, size: int, matches: int, total: int) -> bool:
+    """Whether the candidates' counts will likely prove the top `size` alone: every term is one, or the `size`-th
+    most frequent, met among the matches as often as in the index, would be above any other term's bound."""
+    if not listed.beyond:
+        return True
+    return len(listed.terms) >= size and matches * listed.terms[size - 1][1] > LIKELY * listed.beyond * total
 
 
 def _request(name: str) -> dict[str, Any]:
