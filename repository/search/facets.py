@@ -45,6 +45,7 @@ COUNT = "{}__{}"  # the name of the exact count of the n-th term a facet counts 
 # match against a few bitsets once the query matches that much; a rarer search goes without.
 MANY = 2_000
 CANDIDATES = 20
+PROVING = 30  # the most terms a search counts to prove the top of an open vocabulary without its terms aggregation
 PAIRS = "{}__pairs"  # the number of (document, term) pairs of an open-vocabulary facet: a sum of DISTINCT
 # How far above the other terms' bound the candidates must be expected (from their frequency in the index) before
 # a search counts only them: a miss costs a second pass.
@@ -90,11 +91,8 @@ class Candidates:
             listed = self._listed.get(field)
         if listed is not None and now - listed[1] < REFRESH and listed[0][0] == state.name and \
                 0 <= listed[0][1] <= state.opstamp and listed[0][2] <= state.seq:
-            made = listed[2]
-            return dataclasses.replace(made, beyond=made.beyond + state.opstamp - listed[0][1])
-        found = state.searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP) + 1)
-        made = Listed(found[:CANDIDATES], found[CANDIDATES][1] if len(found) > CANDIDATES else 0,
-                      len(found) <= SEGMENT_TOP)
+            return dataclasses.replace(listed[2], growth=state.opstamp - listed[0][1])
+        made = Listed(state.searcher.terms_with_prefix(field, "", limit=max(PROVING, SEGMENT_TOP) + 1), 0)
         with self._lock:
             self._listed[field] = ((state.name, state.opstamp, state.seq), now, made)
         return made
@@ -102,11 +100,33 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Listed:
-    """A field's most frequent terms in one state of the index."""
+    """A field's most frequent terms in one state of the index, used in a later one."""
 
-    terms: list[tuple[str, int]]  # (term, documents), most first
-    beyond: int  # the most documents any other term is in (0: there is no other term)
-    small: bool  # the whole vocabulary fits in one segment's top list (SEGMENT_TOP)
+    found: list[tuple[str, int]]  # (term, documents), most first: up to max(PROVING, SEGMENT_TOP) + 1 of them
+    growth: int  # the most documents added since
+
+    @property
+    def candidates(self) -> list[str]:
+        """The terms a search with many matches counts with a filter each beside the terms aggregation (none when
+        the vocabulary fits in one segment's top list, which counts it exactly)."""
+        return [term for term, _ in self.found[:CANDIDATES]] if len(self.found) > SEGMENT_TOP else []
+
+    def bound(self, count: int) -> int:
+        """The most documents a term outside the `count` most frequent is in (0: there is no such term)."""
+        return (self.found[count][1] if len(self.found) > count else 0) + self.growth
+
+    def proving(self, size: int, matches: int, total: int) -> int | None:
+        """How many of the most frequent terms are likely to prove the top `size` by their counts alone, in a search
+        matching `matches` of `total` documents (the fewest whose `size`-th term, met among the matches as often as
+        in the index, would be above the bound of every other term); None when no list is that long, or when the
+        vocabulary fits in one segment's top list (the terms aggregation then counts it exactly, at less cost than
+        a filter per term)."""
+        if len(self.found) <= SEGMENT_TOP:
+            return None
+        for count in range(size, min(PROVING, len(self.found)) + 1):
+            if not self.bound(count) or matches * self.found[size - 1][1] > LIKELY * self.bound(count) * total:
+                return count
+        return None
 
 
 def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matches: int,
@@ -128,15 +148,15 @@ def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matche
             spec[name] = _request(name)
             continue
         field, size = TERMS_FACETS[name]
-        listed = candidates(state, field) if matches >= MANY else Listed([], 0, True)
-        known[name] = [term for term, _ in listed.terms]
-        if distinct and matches >= MANY and _likely(listed, size, matches, total):
-            proving[name] = listed.beyond
+        listed = candidates(state, field) if matches >= MANY else Listed([], 0)
+        count = listed.proving(size, matches, total) if distinct and matches >= MANY else None
+        if count is not None:
+            known[name] = [term for term, _ in listed.found[:count]]
+            proving[name] = listed.bound(count)
             spec[PAIRS.format(name)] = {"sum": {"field": DISTINCT[field]}}
         else:
+            known[name] = listed.candidates
             spec[name] = _request(name)
-            if listed.small:  # one segment's top list counts it exactly: no candidates needed
-                known[name] = []
         spec.update(_filters(name, known[name]))
     try:
         raw = searcher.aggregate(query, spec)
@@ -169,14 +189,6 @@ def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matche
         else:
             out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
     return out
-
-
-def _likely(listed: Listed, size: int, matches: int, total: int) -> bool:
-    """Whether the candidates' counts will likely prove the top `size` alone: every term is one, or the `size`-th
-    most frequent, met among the matches as often as in the index, would be above any other term's bound."""
-    if not listed.beyond:
-        return True
-    return len(listed.terms) >= size and matches * listed.terms[size - 1][1] > LIKELY * listed.beyond * total
 
 
 def _request(name: str) -> dict[str, Any]:

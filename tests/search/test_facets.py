@@ -107,7 +107,7 @@ def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, 
     for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits[:3], strict=True):
         monkeypatch.setattr(facets, name, value)
     if limits[3]:
-        monkeypatch.setattr(facets, "_likely", lambda *args: True)
+        monkeypatch.setattr(facets, "LIKELY", 0)
     rng = random.Random(seed)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     live: dict[int, dict[str, Any]] = {}
@@ -183,7 +183,8 @@ def test_a_term_added_after_the_candidates_were_listed_is_not_left_out(tmp_path,
     """A candidate list is used for a minute: the bound of every other term must grow with what is added since."""
     monkeypatch.setattr(facets, "MANY", 0)
     monkeypatch.setattr(facets, "CANDIDATES", 3)
-    monkeypatch.setattr(facets, "_likely", lambda *args: True)
+    monkeypatch.setattr(facets, "SEGMENT_TOP", 2)  # a vocabulary too large for the terms aggregation alone
+    monkeypatch.setattr(facets, "LIKELY", 0)
     monkeypatch.setitem(facets.TERMS_FACETS, "keywords", ("keywords", 2))
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     counts = {"a": 10, "b": 9, "c": 8, "d": 1}
@@ -202,7 +203,7 @@ def test_an_index_made_before_the_distinct_counts_is_counted_exactly(tmp_path, m
     """An index without the fields counting each document's distinct terms (made before them) is read as it is."""
     monkeypatch.setattr(tantivy_query, "DISTINCT", {})
     monkeypatch.setattr(facets, "MANY", 0)
-    monkeypatch.setattr(facets, "_likely", lambda *args: True)
+    monkeypatch.setattr(facets, "LIKELY", 0)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     assert not has_distinct(backend._live_snapshot()[0])
     rng = random.Random(3)
