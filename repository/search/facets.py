@@ -16,9 +16,18 @@ count, the top `size` is proven. Otherwise a second pass counts the same way the
 Only when a term no segment reported could get there (a bound too loose to help) are all the terms counted
 (tantivy's `terms_with_prefix`, exact and slow).
 
+A search with many matches over a large vocabulary first tries cheaper: the terms aggregation (reading every
+match's terms, half the facets' cost) is left out when the most frequent terms alone can prove the top. Each of the
+K most frequent terms of the index is counted with a filter; any other term is in at most as many documents of the
+whole index as the (K+1)-th (`Candidates`: document frequencies, deleted documents included, an upper bound grown by
+what was added since the list was made). When the `size`-th counted term is above that, the top is proven, and
+`sum_other_doc_count` comes from the (document, term) pairs, a sum of each document's number of distinct terms
+(tantivy_query.DISTINCT, a plain fast field). K is the fewest the search's share of the index makes likely to be
+enough (`Listed.proving`); when the counts fall short anyway, the pass above follows, the candidates known.
+
 What the facets cost is then mostly tantivy's: executing the query a second time (the binding has no collector
-that would gather hits, total and aggregations in one pass) and reading each match's keywords and file types from
-their multi-valued columns (README, Performance).
+that would gather hits, total and aggregations in one pass), a filter per candidate tested against each match, and
+reading each match's file types (README, Performance).
 """
 
 from __future__ import annotations
