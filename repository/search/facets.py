@@ -130,7 +130,7 @@ class Listed:
         in the index, would be above the bound of every other term); None when no list is that long, or when the
         vocabulary fits in one segment's top list (the terms aggregation then counts it exactly, at less cost than
         a filter per term)."""
-        if len(self.found) <= SEGMENT_TOP:
+        if len(self.found) <= max(SEGMENT_TOP, size):
             return None
         for count in range(size, min(PROVING, len(self.found)) + 1):
             if not self.bound(count) or matches * self.found[size - 1][1] > LIKELY * self.bound(count) * total:
