@@ -553,6 +553,10 @@ class EmbeddedBackend:
                    total: int, distinct: bool) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
         query without post-filters (which matches at least the `total` of the search)."""
+        if req.post_filters and distinct and req.facets:
+            # The facets' own matches: how they are best counted depends on it, and a post-filter (a facet click)
+            # can leave the search a small part of them. A count costs less than the pass a wrong guess adds.
+            total = hit_count(state.searcher.search(query, 1))
         return aggregate(state, query, req.facets, total, self.candidates, distinct)
 
 

@@ -127,6 +127,7 @@ def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, 
         assert run(backend, facets=FACETS).aggregations == expected(docs)
         assert run(backend, q="title:ocean", facets=FACETS).aggregations == expected(
             [d for d in docs if "ocean" in d["title"]])
+        assert run(backend, type="image", facets=FACETS).aggregations == expected(docs)  # a post-filter
         assert run(backend, communities="c2", facets=FACETS).aggregations == expected(
             [d for d in docs if "c2" in d.get("communities", [])])
         frequent = VOCABULARY[0]
