@@ -24,6 +24,8 @@ from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
 from repository.search.result_cache import ResultCache
 from repository.search.tantivy_query import (
+    DISTINCT,
+    FORM,
     Translator,
     build_schema,
     hit_count,
@@ -76,10 +78,11 @@ class EmbeddedBackend:
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
         self.results: ResultCache[Snapshot] = ResultCache(cache_entries, self._touched, self._matches)
         self.candidates = Candidates()  # of the facets (repository/search/facets.py)
+        self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
         self.schema = build_schema(self.fields)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
-        self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}"
+        self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
@@ -428,10 +431,13 @@ class EmbeddedBackend:
         translate = Translator(index.schema, searcher, self.fields)
 
         counted = [0]  # the search's total, set by _search before it asks for the facets
+        distinct = self._distinct.get(state.name)
+        if distinct is None:
+            distinct = self._distinct[state.name] = has_distinct(index)
 
         def facet_counts() -> tuple[dict[str, Any], bool]:  # always exact: nothing for the cache to drop
             return self._guarded(lambda: self._aggregate(
-                searcher, translate(combined(req, with_post_filters=False)), req, counted[0])), True
+                state, translate(combined(req, with_post_filters=False)), req, counted[0], distinct)), True
 
         return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, translate, req,
                                                                                     facets, counted), facet_counts)
@@ -543,8 +549,23 @@ class EmbeddedBackend:
         return [a for _, a in found], ([found[-1][0]] if found else None), \
             hit_count(result) if total is None else total
 
-    def _aggregate(self, searcher: tantivy.Searcher, query: tantivy.Query, req: SearchRequest,
-                   total: int) -> dict[str, Any]:
+    def _aggregate(self, state: Snapshot, query: tantivy.Query, req: SearchRequest,
+                   total: int, distinct: bool) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
         query without post-filters (which matches at least the `total` of the search)."""
-        return aggregate(searcher, query, req.facets, total, self.candidates)
+        if req.post_filters and distinct and req.facets:
+            # The facets' own matches: how they are best counted depends on it, and a post-filter (a facet click)
+            # can leave the search a small part of them. A count costs less than the pass a wrong guess adds.
+            total = hit_count(state.searcher.search(query, 1))
+        return aggregate(state, query, req.facets, total, self.candidates, distinct)
+
+
+def has_distinct(index: tantivy.Index) -> bool:
+    """Whether `index` was made with the fields counting each document's distinct terms (tantivy_query.DISTINCT):
+    one made before them is read as it is, its facets counted without them (reindexing adds them)."""
+    try:
+        for field in DISTINCT.values():
+            tantivy.Query.term_query(index.schema, field, 0)
+    except ValueError:
+        return False
+    return True

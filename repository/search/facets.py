@@ -16,20 +16,32 @@ count, the top `size` is proven. Otherwise a second pass counts the same way the
 Only when a term no segment reported could get there (a bound too loose to help) are all the terms counted
 (tantivy's `terms_with_prefix`, exact and slow).
 
+A search with many matches over a large vocabulary first tries cheaper: the terms aggregation (reading every
+match's terms, half the facets' cost) is left out when the most frequent terms alone can prove the top. Each of the
+K most frequent terms of the index is counted with a filter; any other term is in at most as many documents of the
+whole index as the (K+1)-th (`Candidates`: document frequencies, deleted documents included, an upper bound grown by
+what was added since the list was made). When the `size`-th counted term is above that, the top is proven, and
+`sum_other_doc_count` comes from the (document, term) pairs, a sum of each document's number of distinct terms
+(tantivy_query.DISTINCT, a plain fast field). K is the fewest the search's share of the index makes likely to be
+enough (`Listed.proving`); when the counts fall short anyway, the pass above follows, the candidates known.
+
 What the facets cost is then mostly tantivy's: executing the query a second time (the binding has no collector
-that would gather hits, total and aggregations in one pass) and reading each match's keywords and file types from
-their multi-valued columns (README, Performance).
+that would gather hits, total and aggregations in one pass), a filter per candidate tested against each match, and
+reading each match's file types (README, Performance).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import tantivy
 
 from repository.search.backend import SUBTYPE, TERMS_FACETS, terms_aggregation, year_bucket
+from repository.search.tantivy_query import DISTINCT
 
 EVERY = 2**32 - 1  # a size no segment reaches: every term of every segment is returned
 CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen values: every term, always exact
@@ -42,54 +54,131 @@ COUNT = "{}__{}"  # the name of the exact count of the n-th term a facet counts 
 # match against a few bitsets once the query matches that much; a rarer search goes without.
 MANY = 2_000
 CANDIDATES = 20
-REFRESH = 60.0  # seconds a candidate list is used: any list gives exact answers, a recent one fewer second passes
+PROVING = 30  # the most terms a search counts to prove the top of an open vocabulary without its terms aggregation
+PAIRS = "{}__pairs"  # the number of (document, term) pairs of an open-vocabulary facet: a sum of DISTINCT
+# How far above the other terms' bound the candidates must be expected (from their frequency in the index) before
+# a search counts only them: a miss costs a second pass.
+LIKELY = 1.1
+REFRESH = 60.0  # seconds a candidate list is used (its bound kept up to date meanwhile)
+
+
+class State(Protocol):
+    """One committed state of an index (embedded.Snapshot)."""
+
+    @property
+    def name(self) -> str:
+        """Of the index."""
+
+    @property
+    def opstamp(self) -> int:
+        """Of its last commit (-1: unknown)."""
+
+    @property
+    def seq(self) -> int:
+        """The order in which the process took its states: a larger one is newer."""
+
+    @property
+    def searcher(self) -> tantivy.Searcher: ...
 
 
 class Candidates:
-    """The most frequent terms of each open-vocabulary field, listed again after `REFRESH` seconds (per process)."""
+    """The most frequent terms of each open-vocabulary field, and how many documents any other term is in at most.
+
+    Listed again after `REFRESH` seconds (walking a large vocabulary's dictionary costs tens of milliseconds), and
+    for any state that is not the same index at the same commit or a later one. In a later state the bound grows by
+    the documents added since, which are at most the operations between the two commits (each added document, each
+    deletion and each commit takes one opstamp); a merge only lowers document frequencies, which count deleted
+    documents until then (an upper bound is all the proof needs)."""
 
     def __init__(self) -> None:
-        self._listed: dict[str, tuple[float, list[str]]] = {}  # field -> (when listed, terms)
+        self._listed: dict[str, tuple[tuple[str, int, int], float, Listed]] = {}  # field -> (state, when, list)
         self._lock = threading.Lock()
 
-    def __call__(self, searcher: tantivy.Searcher, field: str) -> list[str]:
+    def __call__(self, state: State, field: str) -> Listed:
         now = time.monotonic()
         with self._lock:
             listed = self._listed.get(field)
-        if listed is not None and now - listed[0] < REFRESH:
-            return listed[1]
-        # Document frequencies (deleted documents included: the list only has to be likely, not exact).
-        found = searcher.terms_with_prefix(field, "", limit=max(CANDIDATES, SEGMENT_TOP + 1))
-        # A vocabulary that fits in one segment's top list is counted exactly by it: no candidates needed.
-        terms = [term for term, _ in found[:CANDIDATES]] if len(found) > SEGMENT_TOP else []
+        if listed is not None and now - listed[1] < REFRESH and listed[0][0] == state.name and \
+                0 <= listed[0][1] <= state.opstamp and listed[0][2] <= state.seq:
+            return dataclasses.replace(listed[2], growth=state.opstamp - listed[0][1])
+        made = Listed(state.searcher.terms_with_prefix(field, "", limit=max(PROVING, SEGMENT_TOP) + 1), 0)
         with self._lock:
-            self._listed[field] = (now, terms)
-        return terms
+            self._listed[field] = ((state.name, state.opstamp, state.seq), now, made)
+        return made
 
 
-def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...], matches: int,
-              candidates: Candidates) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Listed:
+    """A field's most frequent terms in one state of the index, used in a later one."""
+
+    found: list[tuple[str, int]]  # (term, documents), most first: up to max(PROVING, SEGMENT_TOP) + 1 of them
+    growth: int  # the most documents added since
+
+    @property
+    def candidates(self) -> list[str]:
+        """The terms a search with many matches counts with a filter each beside the terms aggregation (none when
+        the vocabulary fits in one segment's top list, which counts it exactly)."""
+        return [term for term, _ in self.found[:CANDIDATES]] if len(self.found) > SEGMENT_TOP else []
+
+    def bound(self, count: int) -> int:
+        """The most documents a term outside the `count` most frequent is in (0: there is no such term)."""
+        return (self.found[count][1] if len(self.found) > count else 0) + self.growth
+
+    def proving(self, size: int, matches: int, total: int) -> int | None:
+        """How many of the most frequent terms are likely to prove the top `size` by their counts alone, in a search
+        matching `matches` of `total` documents (the fewest whose `size`-th term, met among the matches as often as
+        in the index, would be above the bound of every other term); None when no list is that long, or when the
+        vocabulary fits in one segment's top list (the terms aggregation then counts it exactly, at less cost than
+        a filter per term)."""
+        if len(self.found) <= max(SEGMENT_TOP, size):
+            return None
+        for count in range(size, min(PROVING, len(self.found)) + 1):
+            if not self.bound(count) or matches * self.found[size - 1][1] > LIKELY * self.bound(count) * total:
+                return count
+        return None
+
+
+def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matches: int,
+              candidates: Candidates, distinct: bool = False) -> dict[str, Any]:
     """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
-    (at least `matches` of them)."""
+    (at least `matches` of them). `distinct`: the index has the fields that count each document's distinct terms
+    of an open vocabulary (tantivy_query.DISTINCT)."""
     if not names:
         return {}
-    if not searcher.num_docs:
+    searcher = state.searcher
+    total = searcher.num_docs
+    if not total:
         return {name: _empty(name) for name in names}
     spec: dict[str, Any] = {}
     known: dict[str, list[str]] = {}  # the terms of each open-vocabulary facet counted exactly in the first pass
+    proving: dict[str, int] = {}  # facets counted from their candidates alone -> the bound of every other term
     for name in names:
-        spec[name] = _request(name)
-        if name in TERMS_FACETS and name not in CLOSED:
-            known[name] = candidates(searcher, TERMS_FACETS[name][0]) if matches >= MANY else []
-            spec.update(_filters(name, known[name]))
+        if name not in TERMS_FACETS or name in CLOSED:
+            spec[name] = _request(name)
+            continue
+        field, size = TERMS_FACETS[name]
+        listed = candidates(state, field) if matches >= MANY else Listed([], 0)
+        count = listed.proving(size, matches, total) if distinct and matches >= MANY else None
+        if count is not None:
+            known[name] = [term for term, _ in listed.found[:count]]
+            proving[name] = listed.bound(count)
+            spec[PAIRS.format(name)] = {"sum": {"field": DISTINCT[field]}}
+        else:
+            known[name] = listed.candidates
+            spec[name] = _request(name)
+        spec.update(_filters(name, known[name]))
     try:
         raw = searcher.aggregate(query, spec)
     except ValueError:
         if not any(known.values()):
             raise
         # A candidate the engine's query parser refused (none is known to): candidates only save a pass.
-        known = dict.fromkeys(known, [])
+        known, proving = dict.fromkeys(known, []), {}
         raw = searcher.aggregate(query, {name: _request(name) for name in names})
+    unproven = [name for name, beyond in proving.items() if beyond and
+                _nth(_filtered(raw, name, known[name]), TERMS_FACETS[name][1]) <= beyond]
+    if unproven:  # some other term may reach the top: a pass as for the other facets, the candidates known
+        raw.update(searcher.aggregate(query, {name: _request(name) for name in unproven}))
     out: dict[str, Any] = {}
     for name in names:
         if name == "publication_date":
@@ -102,6 +191,10 @@ def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str
                 bucket["subtype"] = terms_aggregation(subtypes[bucket["key"]], SUBTYPE[1])
         elif name in CLOSED:
             out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
+        elif name in proving and name not in unproven:
+            # Every term counted, or the `size`-th count above anything another term could have: the top is exact.
+            pairs = round(raw[PAIRS.format(name)]["value"])
+            out[name] = _terms(_filtered(raw, name, known[name]), pairs, TERMS_FACETS[name][1])
         else:
             out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
     return out

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from helpers.search import run
 
-from repository.search import facets
+from repository.search import facets, tantivy_query
 from repository.search.documents import to_index_document
-from repository.search.embedded import EmbeddedBackend
+from repository.search.embedded import EmbeddedBackend, has_distinct
 
 from .factories import make_record
 
@@ -95,14 +95,19 @@ def random_record(rng: random.Random, recid: int) -> dict[str, Any]:
         "communities": [{"id": c} for c in rng.sample(["c1", "c2", "c3", "c4"], rng.randint(0, 2))]})
 
 
-# (terms per segment, matches that make a search count candidates, candidates): the shipped numbers, then ones that
-# make candidates (the first pass), the second pass and the count of every term answer most facets.
-@pytest.mark.parametrize("limits", [(facets.SEGMENT_TOP, facets.MANY, facets.CANDIDATES), (20, 0, 5), (12, 0, 12),
-                                    (20, 10**9, 0), (1, 10**9, 0)])
+# (terms per segment, matches that make a search count candidates, candidates, whether searches count only the
+# candidates whenever they can): the shipped numbers, then ones that make candidates (the first pass), the second
+# pass and the count of every term answer most facets, then ones that make the candidates alone prove the top (or
+# fail to, and count again).
+@pytest.mark.parametrize("limits", [(facets.SEGMENT_TOP, facets.MANY, facets.CANDIDATES, False), (20, 0, 5, False),
+                                    (12, 0, 12, False), (20, 10**9, 0, False), (1, 10**9, 0, False),
+                                    (30, 0, 20, True), (12, 0, 12, True), (12, 0, 5, True)])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, limits):
-    for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits, strict=True):
+    for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits[:3], strict=True):
         monkeypatch.setattr(facets, name, value)
+    if limits[3]:
+        monkeypatch.setattr(facets, "LIKELY", 0)
     rng = random.Random(seed)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     live: dict[int, dict[str, Any]] = {}
@@ -122,6 +127,7 @@ def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, 
         assert run(backend, facets=FACETS).aggregations == expected(docs)
         assert run(backend, q="title:ocean", facets=FACETS).aggregations == expected(
             [d for d in docs if "ocean" in d["title"]])
+        assert run(backend, type="image", facets=FACETS).aggregations == expected(docs)  # a post-filter
         assert run(backend, communities="c2", facets=FACETS).aggregations == expected(
             [d for d in docs if "c2" in d.get("communities", [])])
         frequent = VOCABULARY[0]
@@ -135,6 +141,73 @@ def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_pa
     monkeypatch.setattr(facets, "_quoted", lambda term: '"')  # an unbalanced quote in every candidate's filter
     rng = random.Random(7)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
+    live: dict[int, dict[str, Any]] = {}
+    for _ in range(3):
+        batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
+        backend.index([to_index_document(r) for r in batch])
+        live.update({r["id"]: to_index_document(r) for r in batch
+                     if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
+    assert run(backend, facets=FACETS).aggregations == expected(list(live.values()))
+
+
+def test_candidates_alone_answer_exactly_on_a_many_segment_index(tmp_path, monkeypatch):
+    """The keywords counted from their candidates and the sum of each document's distinct keywords, in one pass."""
+    monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "CANDIDATES", 12)
+    passes = []
+    original = facets._open_vocabulary
+
+    def counted_again(*args: Any) -> Any:
+        passes.append(args[1])
+        return original(*args)
+
+    monkeypatch.setattr(facets, "_open_vocabulary", counted_again)
+    backend = EmbeddedBackend(tmp_path, cache_entries=0)
+    live: dict[int, dict[str, Any]] = {}
+    recid = 0
+    for _batch in range(5):  # a strong head: the top 10 of every commit among the 12 most frequent keywords
+        batch = []
+        for _ in range(60):
+            recid += 1
+            keywords = [f"k{min(int(random.Random(recid).paretovariate(1.5)), 40):02d}", f"k{recid % 3:02d}",
+                        f"k{recid % 3:02d}", f"tail{recid}"]
+            batch.append(make_record(recid, metadata={"keywords": keywords}))
+        backend.index([to_index_document(r) for r in batch])
+        live.update({r["id"]: to_index_document(r) for r in batch})
+    assert segments(backend) >= 2
+    answer = run(backend, facets="keywords").aggregations["keywords"]
+    assert answer == expected(list(live.values()))["keywords"]
+    assert passes == []  # answered without the terms aggregation
+
+
+def test_a_term_added_after_the_candidates_were_listed_is_not_left_out(tmp_path, monkeypatch):
+    """A candidate list is used for a minute: the bound of every other term must grow with what is added since."""
+    monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "CANDIDATES", 3)
+    monkeypatch.setattr(facets, "SEGMENT_TOP", 2)  # a vocabulary too large for the terms aggregation alone
+    monkeypatch.setattr(facets, "LIKELY", 0)
+    monkeypatch.setitem(facets.TERMS_FACETS, "keywords", ("keywords", 2))
+    backend = EmbeddedBackend(tmp_path, cache_entries=0)
+    counts = {"a": 10, "b": 9, "c": 8, "d": 1}
+    records = [make_record(n + 1, metadata={"keywords": [term]})
+               for n, term in enumerate(t for t, count in counts.items() for _ in range(count))]
+    backend.index([to_index_document(r) for r in records])
+    first = run(backend, facets="keywords").aggregations["keywords"]
+    assert first["buckets"] == [{"key": "a", "doc_count": 10}, {"key": "b", "doc_count": 9}]
+    backend.index([to_index_document(make_record(100 + n, metadata={"keywords": ["z"]})) for n in range(20)])
+    second = run(backend, facets="keywords").aggregations["keywords"]
+    assert second["buckets"] == [{"key": "z", "doc_count": 20}, {"key": "a", "doc_count": 10}]
+    assert second["sum_other_doc_count"] == 9 + 8 + 1
+
+
+def test_an_index_made_before_the_distinct_counts_is_counted_exactly(tmp_path, monkeypatch):
+    """An index without the fields counting each document's distinct terms (made before them) is read as it is."""
+    monkeypatch.setattr(tantivy_query, "DISTINCT", {})
+    monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "LIKELY", 0)
+    backend = EmbeddedBackend(tmp_path, cache_entries=0)
+    assert not has_distinct(backend._live_snapshot()[0])
+    rng = random.Random(3)
     live: dict[int, dict[str, Any]] = {}
     for _ in range(3):
         batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
