@@ -9,11 +9,13 @@ stored record itself (nearly always: see `stored_document`): the record is then 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 import orjson
-from sqlalchemy import Connection, and_, case, delete, null, select
+from sqlalchemy import Connection, and_, bindparam, case, delete, null, select, update
 
 from repository.config import Settings
 from repository.metadata import MetadataLookups
@@ -36,9 +38,21 @@ BATCH = 5000
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
 
 
-def form(settings: Settings, search: SearchBackend) -> str:
+def form(settings: Settings, search: SearchBackend, engine: str | None = None) -> str:
     """The `engine` value of fresh rows: the engine's form and version, and the base URL the record's links use."""
-    return f"{search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
+    return f"{engine or search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
+
+
+def upgradable(settings: Settings, search: SearchBackend) -> dict[str, Callable[[bytes], bytes]]:
+    """`engine` values of older rows whose documents the engine upgrades to the current form alone (its `upgrades`):
+    their records are as good as the fresh rows' (only the engine document changed form), and a reindex upgrades
+    and stores their documents instead of building the records again."""
+    return {form(settings, search, older): upgrade for older, upgrade in search.upgrades.items()}
+
+
+def readable_forms(settings: Settings, search: SearchBackend) -> list[str]:
+    """The `engine` values whose stored records are current."""
+    return [form(settings, search), *upgradable(settings, search)]
 
 
 @dataclass
@@ -78,6 +92,13 @@ def stored_document(search: SearchBackend, record: dict, data: bytes, doc: dict)
     return WHOLE + search.engine_document(doc)
 
 
+def upgrade_document(document: bytes, upgrade: Callable[[bytes], bytes]) -> bytes:
+    """Stored built_records `document` of an older engine form, in the current one (`upgrade` of the engine)."""
+    if document[:1] in (WITHOUT_SOURCE, WHOLE):
+        return document[:1] + upgrade(document[1:])
+    return upgrade(document)
+
+
 def engine_document(search: SearchBackend, document: bytes, record: bytes) -> bytes:
     """The engine-ready document of stored built_records `document` and `record`."""
     if document[:1] == WITHOUT_SOURCE:
@@ -109,7 +130,7 @@ def stored_record(conn: Connection, settings: Settings, search: SearchBackend, r
     caller builds it. One query for the copy, one for the counts, instead of a build's six."""
     found = conn.execute(select(built_records.c.record).where(
         built_records.c.record_id == row["id"], built_records.c.revision == row["revision"],
-        built_records.c.updated == row["updated"], built_records.c.engine == form(settings, search),
+        built_records.c.updated == row["updated"], built_records.c.engine.in_(readable_forms(settings, search)),
     )).scalar()  # fmt: skip
     if found is None:
         return None
@@ -130,16 +151,18 @@ def documents(db: Database, settings: Settings, search: SearchBackend, batch: in
               rebuild_all: bool = False) -> Iterator[list[Entry]]:
     """Engine-ready documents of every published record, a batch at a time (a keyset scan over the id): the stored
     ones that are fresh (revision, updated and form equal to the record row's), the others built again and stored
-    (all of them with `rebuild_all`)."""
+    (all of them with `rebuild_all`); those of an upgradable older form are upgraded and stored."""
+    current, older = form(settings, search), upgradable(settings, search)
     fresh = and_(built_records.c.revision == records.c.revision, built_records.c.updated == records.c.updated,
-                 built_records.c.engine == form(settings, search))
+                 built_records.c.engine.in_([current, *older]))
     document = null() if rebuild_all else case((fresh, built_records.c.document), else_=null())
     record = null() if rebuild_all else case((fresh, built_records.c.record), else_=null())
     last = 0
     while True:
         with db.scan() as conn:
             rows = conn.execute(
-                select(records.c.id, records.c.revision, document.label("document"), record.label("record"))
+                select(records.c.id, records.c.revision, built_records.c.engine, document.label("document"),
+                       record.label("record"))
                 .select_from(records.outerjoin(built_records, built_records.c.record_id == records.c.id))
                 .where(records.c.id > last, records.c.deleted.is_(None))
                 .order_by(records.c.id)
@@ -147,12 +170,33 @@ def documents(db: Database, settings: Settings, search: SearchBackend, batch: in
             ).all()
         if not rows:
             return
+        if older and any(row.document is not None and row.engine != current for row in rows):
+            rows = _upgrade(db, current, older, rows)
         stale = [row.id for row in rows if row.document is None]
         rebuilt = {entry[0]: entry for entry in _rebuild(db, settings, search, stale)} if stale else {}
         yield [(row.id, row.revision, engine_document(search, row.document, row.record))
                if row.document is not None else rebuilt[row.id]
                for row in rows if row.document is not None or row.id in rebuilt]
         last = rows[-1].id
+
+
+def _upgrade(db: Database, current: str, older: dict[str, Callable[[bytes], bytes]],
+             rows: Sequence[Any]) -> list[Any]:
+    """`rows` with the documents of older forms upgraded, and those stored in the current form (a row rewritten
+    meanwhile, by an indexing of a newer revision, is left as that wrote it)."""
+    out, changed = [], []
+    for row in rows:
+        if row.document is not None and row.engine != current:
+            upgraded = upgrade_document(row.document, older[row.engine])
+            changed.append({"b_id": row.id, "b_revision": row.revision, "b_old": row.engine, "b_document": upgraded})
+            row = SimpleNamespace(**{**row._asdict(), "document": upgraded, "engine": current})
+        out.append(row)
+    with db.write() as conn:
+        conn.execute(update(built_records).where(built_records.c.record_id == bindparam("b_id"),
+                                                 built_records.c.revision == bindparam("b_revision"),
+                                                 built_records.c.engine == bindparam("b_old"))
+                     .values(document=bindparam("b_document"), engine=current), changed)
+    return out
 
 
 def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: list[int]) -> list[Entry]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -30,6 +30,9 @@ class SearchBackend(Protocol):
     """What the service needs from a search engine."""
 
     engine: str  # names the engine-ready form of `engine_document` and its version (stored in built_records)
+    # Older forms whose stored documents become this form by a cheap function of the document alone (no build):
+    # a reindex upgrades them on the way, and the records stored beside them stay valid (records/stored.py).
+    upgrades: dict[str, Callable[[bytes], bytes]]
 
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""

@@ -27,6 +27,7 @@ from repository.search.tantivy_query import (
     DISTINCT,
     FORM,
     Translator,
+    add_distinct,
     build_schema,
     hit_count,
     int_column,
@@ -83,6 +84,9 @@ class EmbeddedBackend:
         self.schema = build_schema(self.fields)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
+        # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct).
+        self.upgrades: dict[str, Callable[[bytes], bytes]] = {
+            f"tantivy-{DOCUMENT_VERSION}-{template_digest()}": add_distinct}
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}

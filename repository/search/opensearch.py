@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -165,6 +165,7 @@ class OpenSearchBackend:
         self.prefix, self.next_alias = prefix, f"{prefix}_next"
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
+        self.upgrades: dict[str, Callable[[bytes], bytes]] = {}
         self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
         self._ready = False
 

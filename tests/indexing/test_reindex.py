@@ -1,5 +1,6 @@
 """scripts/reindex.py rebuilds the index with searches working throughout, and --check catches corruption."""
 
+import json
 import threading
 
 import pytest
@@ -8,6 +9,9 @@ from sqlalchemy import delete, select, update
 
 import scripts.reindex
 from repository.indexing import reindex
+from repository.records import stored as stored_copies
+from repository.records.cache import RecordCache
+from repository.search.tantivy_query import DISTINCT
 from repository.storage.tables.derived import built_records, renditions
 from scripts import takedown, worker
 
@@ -196,3 +200,47 @@ def test_leaving_a_read_ahead_early_stops_its_thread_and_closes_the_source():
     items.close()  # the consumer failed (the engine refused a document) or stopped
     assert closed.is_set()
     assert not any(t.name == "read-ahead" for t in threading.enumerate())
+
+
+def test_documents_stored_before_the_distinct_counts_are_upgraded_not_built_again(app, client, auth, settings,
+                                                                                   monkeypatch):
+    # As after upgrading from a release whose documents lacked the per-record distinct-term counts (form d1): the
+    # stored copies stay valid (reads keep using them) and a reindex adds the counts from each document's own terms.
+    deps = sample(client, auth)
+    live = answers(client)
+    services = app.extensions["repository"]
+    search, db = services.search, services.db
+    (older, _), = stored_copies.upgradable(settings, search).items()
+    with db.read() as conn:
+        before = {r.record_id: r for r in conn.execute(select(built_records))}
+    with db.write() as conn:
+        for row in before.values():
+            document = json.loads(row.document[1:])
+            assert any(name in document for name in DISTINCT.values()) or "keywords" not in document
+            for name in DISTINCT.values():
+                document.pop(name, None)
+            marked = {**json.loads(row.record)}
+            marked["metadata"] = {**marked["metadata"], "title": "Marked copy"}
+            conn.execute(update(built_records).where(built_records.c.record_id == row.record_id).values(
+                engine=older, record=json.dumps(marked).encode(),
+                document=row.document[:1] + json.dumps(document, separators=(",", ":")).encode()))
+    services.record_cache = RecordCache()
+    assert client.get(f"/api/records/{deps[0]['id']}").json["metadata"]["title"] == "Marked copy"  # still read
+    with db.write() as conn:  # the records as they were (only the documents' form is older now)
+        for row in before.values():
+            conn.execute(update(built_records).where(built_records.c.record_id == row.record_id)
+                         .values(record=row.record))
+    def build(*args: object) -> None:
+        raise AssertionError("a record was built again")
+
+    monkeypatch.setattr(stored_copies, "_rebuild", build)
+    assert scripts.reindex.main(["--quiet"], settings) == 0
+    assert answers(client) == live  # facets included: the counts the upgrade added are the build's
+    with db.read() as conn:
+        after = {r.record_id: r for r in conn.execute(select(built_records))}
+    assert after.keys() == before.keys()
+    for recid, row in after.items():
+        assert row.engine == before[recid].engine != older
+        # What a build gives, up to the order of the keys.
+        assert json.loads(stored_copies.engine_document(search, row.document, row.record)) == json.loads(
+            stored_copies.engine_document(search, before[recid].document, before[recid].record))

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from typing import Any
 
+import orjson
 import pytest
 from helpers.search import run
 
@@ -215,3 +216,14 @@ def test_an_index_made_before_the_distinct_counts_is_counted_exactly(tmp_path, m
         live.update({r["id"]: to_index_document(r) for r in batch
                      if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
     assert run(backend, facets=FACETS).aggregations == expected(list(live.values()))
+
+
+def test_a_document_stored_before_the_distinct_counts_gains_the_counts_a_build_gives(tmp_path):
+    # A keyword given twice is one term: counted once, as by a build.
+    backend = EmbeddedBackend(tmp_path)
+    doc = to_index_document(make_record(7, metadata={"keywords": ["soil", "soil", "alps"]}))
+    built = orjson.loads(backend.engine_document(doc))
+    assert [built[name] for name in tantivy_query.DISTINCT.values() if name in built][:1] == [[2]]
+    older = {k: v for k, v in built.items() if k not in tantivy_query.DISTINCT.values()}
+    (upgrade,) = backend.upgrades.values()
+    assert orjson.loads(upgrade(orjson.dumps(older))) == built
