@@ -14,13 +14,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import orjson
-from sqlalchemy import Connection, Dialect, LargeBinary, Select, and_, bindparam, case, delete, null, select, type_coerce
+from sqlalchemy import (
+    Connection,
+    Dialect,
+    LargeBinary,
+    Select,
+    and_,
+    bindparam,
+    case,
+    delete,
+    null,
+    select,
+    type_coerce,
+)
 
 from repository.config import Settings
 from repository.metadata import MetadataLookups
 from repository.oai.response import renderers
-from repository.records.access import files_open
 from repository.records import build, renditions
+from repository.records.access import files_open
 from repository.records.build import build_records, get_record_rows
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
