@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Connection, Select, bindparam, func, select, update
+from sqlalchemy import Connection, RowMapping, Select, bindparam, func, select, update
 
 from repository.communities import inclusions
 from repository.config import Settings
@@ -176,7 +176,9 @@ CONCEPT_COUNTS = "concept_counts"  # key of a row's usage totals (stats.COUNTS) 
 VERSION_COUNTS = "version_counts"  # and of its own
 
 
-def _row_with_counts_statement() -> Select:
+def row_with_counts_statement() -> Select:
+    """The statement of `get_record_row_with_counts` (parameter `recid`), for callers that add to it: build it once
+    and keep it (constructing it at every call cost several times what running it does)."""
     version = usage_totals.alias("version_usage")
     concept = usage_totals.alias("concept_usage")
     return (
@@ -188,17 +190,19 @@ def _row_with_counts_statement() -> Select:
     )  # fmt: skip
 
 
-# Built once: constructing this statement at every call cost several times what running it does.
-_ROW_WITH_COUNTS = _row_with_counts_statement()
+_ROW_WITH_COUNTS = row_with_counts_statement()
 
 
 def get_record_row_with_counts(conn: Connection, recid: int) -> dict | None:
     """The records row of `recid` with its usage totals (`stats.COUNTS`) under VERSION_COUNTS and its concept's
     under CONCEPT_COUNTS: one query, so a record read shows the counts of this moment without a second one."""
     row = conn.execute(_ROW_WITH_COUNTS, {"recid": recid}).mappings().first()
-    if row is None:
-        return None
-    found = dict(row)
+    return row_with_counts(row) if row is not None else None
+
+
+def row_with_counts(result: RowMapping) -> dict:
+    """A row of `row_with_counts_statement` as `get_record_row_with_counts` gives it."""
+    found = dict(result)
     for key, prefix in ((VERSION_COUNTS, "version_usage_"), (CONCEPT_COUNTS, "concept_usage_")):
         found[key] = tuple(int(found.pop(prefix + name) or 0) for name in stats.COUNTS)
     return found

@@ -1,9 +1,9 @@
 """Reading one published record: the one path from a view (`/api/records/<id>`, the landing page, a record's files
 and thumbnails) to the database.
 
-`read_record()` costs one query, the record's row with its concept's counts, when the built record is in this
-process's cache (`cache.py`); else the copy stored at its last indexing (`stored.py`) when that is current; else a
-build (`build.py`). Whatever the source, the counts are those of the row just read, the files are shown exactly
+`read_record()` costs one query, the record's row with its concept's counts and the copy stored at its last
+indexing (`stored.py`, left packed unless used); the built record comes from this process's cache (`cache.py`),
+else from that copy when it is current, else from a build (`build.py`). Whatever the source, the counts are those of the row just read, the files are shown exactly
 when this reader may see them (`access.py`), and a reader's read is counted as an investigation (`stats.py`).
 """
 
@@ -21,7 +21,7 @@ from repository.records.access import reader_may_read
 from repository.records.cache import RecordCache
 from repository.records.stats import Usage, Visit
 from repository.search.backend import SearchBackend
-from repository.storage import Database
+from repository.storage import Connection, Database
 from repository.vocabularies.lookups import DatabaseLookups
 
 
@@ -53,12 +53,24 @@ def record_row(db: Database, settings: Settings, recid: int) -> dict:
     """The records row of `recid` with its concept's counts: Moved (301) for a concept id, Gone (410) for a
     deleted record, NotFound for anything else."""
     with db.read() as conn:
-        row = build.get_record_row_with_counts(conn, recid)
-        if row is not None:
-            if row["deleted"] is not None:
-                raise Gone("PID has been deleted.")
-            return row
-        latest = build.latest_version(conn, recid) if build.is_concept(conn, recid) else None
+        return _live(conn, settings, recid, build.get_record_row_with_counts(conn, recid))
+
+
+def _row_and_copy(db: Database, settings: Settings, search: SearchBackend, recid: int) -> tuple[dict, bytes | None]:
+    """`record_row` with the record's stored copy when current (`stored.row_with_copy`), in one query."""
+    with db.read() as conn:
+        found = stored.row_with_copy(conn, settings, search, recid)
+        row = _live(conn, settings, recid, found[0] if found is not None else None)
+    return row, found[1] if found is not None else None
+
+
+def _live(conn: Connection, settings: Settings, recid: int, row: dict | None) -> dict:
+    """`row` (that of `recid`, or None) when it is a live record's; else the errors of `record_row`."""
+    if row is not None:
+        if row["deleted"] is not None:
+            raise Gone("PID has been deleted.")
+        return row
+    latest = build.latest_version(conn, recid) if build.is_concept(conn, recid) else None
     if latest is not None:
         raise Moved(f"{settings.BASE_URL}/api/records/{latest}", latest)
     raise NotFound("PID does not exist.")
@@ -92,7 +104,7 @@ def read_record(db: Database, settings: Settings, search: SearchBackend, cache: 
     once the record is known to exist, so that a missing record is a 404 before a format is refused (406).
     `unchanged(etag)` (the ETag without its quotes) tells that the reader's copy is current: then no record is
     built (the read still counts: COUNTER counts a 304 as it does a 200)."""
-    row = record_row(db, settings, recid)
+    row, copy = _row_and_copy(db, settings, search, recid)
     form, with_counts = variant()
     with_files = reader_may_read(db, row, who)
     tag = etag(row, with_files, form, with_counts)
@@ -103,10 +115,11 @@ def read_record(db: Database, settings: Settings, search: SearchBackend, cache: 
     key = cache.key(row, with_files)
     record = cache.get(key)
     if record is None:
-        with db.read() as conn:
-            # The copy stored when the record was last indexed, if current; else built now.
-            record = stored.stored_record(conn, settings, search, row, with_files) or \
-                build.build_records(conn, settings, DatabaseLookups(conn), [row], with_files)[0]
+        # The copy stored when the record was last indexed, if current; else built now.
+        record = stored.stored_record(db.engine.dialect, row, copy, with_files) if copy is not None else None
+        if record is None:
+            with db.read() as conn:
+                record = build.build_records(conn, settings, DatabaseLookups(conn), [row], with_files)[0]
         cache.put(key, record)
     else:
         # The counts of this version and of its concept came with the row: as of this moment.

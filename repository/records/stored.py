@@ -8,6 +8,7 @@ stored record itself (nearly always: see `stored_document`): the record is then 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -15,19 +16,32 @@ from types import SimpleNamespace
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, and_, bindparam, case, delete, null, select, update
+from sqlalchemy import (
+    Connection,
+    Dialect,
+    LargeBinary,
+    Select,
+    and_,
+    bindparam,
+    case,
+    delete,
+    null,
+    select,
+    type_coerce,
+    update,
+)
 
 from repository.config import Settings
 from repository.metadata import MetadataLookups
 from repository.oai.response import renderers
-from repository.records import renditions
+from repository.records import build, renditions
 from repository.records.access import files_open
-from repository.records.build import build_records, current_stats, get_record_rows
+from repository.records.build import build_records, get_record_rows
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
 from repository.search.mapping import SOURCE_FIELD
-from repository.storage import Database
+from repository.storage import Database, packing
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
 from repository.storage.upsert import upsert
@@ -40,7 +54,12 @@ Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
 
 def form(settings: Settings, search: SearchBackend, engine: str | None = None) -> str:
     """The `engine` value of fresh rows: the engine's form and version, and the base URL the record's links use."""
-    return f"{engine or search.engine}-{hashlib.sha256(settings.BASE_URL.encode()).hexdigest()[:6]}"
+    return _form(engine or search.engine, settings.BASE_URL)
+
+
+@functools.lru_cache(maxsize=8)
+def _form(engine: str, base_url: str) -> str:
+    return f"{engine}-{hashlib.sha256(base_url.encode()).hexdigest()[:6]}"
 
 
 def upgradable(settings: Settings, search: SearchBackend) -> dict[str, Callable[[bytes], bytes]]:
@@ -122,22 +141,43 @@ def save(conn: Connection, settings: Settings, search: SearchBackend, derived: D
     return [(v["record_id"], v["revision"], engine_document(search, v["document"], v["record"])) for v in values]
 
 
-def stored_record(conn: Connection, settings: Settings, search: SearchBackend, row: dict,
-                  with_files: bool) -> dict | None:
-    """The record of records row `row` as built at its last indexing, with current counts, when that copy is what
-    building it now would give: of the row's revision and last change, in this engine form and base URL, and
-    showing files exactly when this reader may see them (an embargo may have ended since). None otherwise: the
-    caller builds it. One query for the copy, one for the counts, instead of a build's six."""
-    found = conn.execute(select(built_records.c.record).where(
-        built_records.c.record_id == row["id"], built_records.c.revision == row["revision"],
-        built_records.c.updated == row["updated"], built_records.c.engine.in_(readable_forms(settings, search)),
-    )).scalar()  # fmt: skip
+def _row_with_copy_statement() -> Select:
+    """The records row of `recid` with its counts (`build.get_record_row_with_counts`) and its stored copy when that
+    is of the row's revision and last change and in one of `engines` (`readable_forms`), still packed (NULL
+    otherwise)."""
+    copy = built_records.c
+    return (build.row_with_counts_statement()
+            .add_columns(type_coerce(copy.record, LargeBinary).label(_COPY))  # unpacked only when used
+            .outerjoin(built_records, and_(copy.record_id == records.c.id, copy.revision == records.c.revision,
+                                           copy.updated == records.c.updated,
+                                           copy.engine.in_(bindparam("engines", expanding=True)))))
+
+
+_COPY = "stored_copy"
+_ROW_WITH_COPY = _row_with_copy_statement()
+
+
+def row_with_copy(conn: Connection, settings: Settings, search: SearchBackend,
+                  recid: int) -> tuple[dict, bytes | None] | None:
+    """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it, and its stored
+    copy (packed) when that is current (see `stored_record`), in one query; None for no such row."""
+    found = conn.execute(_ROW_WITH_COPY,
+                         {"recid": recid, "engines": readable_forms(settings, search)}).mappings().first()
     if found is None:
         return None
-    record = orjson.loads(found)
+    row = build.row_with_counts(found)
+    return row, row.pop(_COPY)
+
+
+def stored_record(dialect: Dialect, row: dict, packed: bytes, with_files: bool) -> dict | None:
+    """The record of records row `row` (read with its counts) from its stored copy `packed` (of `row_with_copy`, from the database of `dialect`),
+    with current counts, when that copy is what building it now would give: of the row's revision and last change,
+    in this engine form and base URL (`row_with_copy` checked those), and showing files exactly when this reader may
+    see them (an embargo may have ended since). None otherwise: the caller builds it."""
+    record = orjson.loads(packing.unpack(packed, dialect))
     if ("files" in record) != (with_files or files_open(row["metadata"])):
         return None
-    record["stats"] = current_stats(conn, row)
+    record["stats"] = build.current_stats(None, row)
     return record
 
 

@@ -1,5 +1,7 @@
 """The stored copies of indexed records: written whenever a record is given to the index, dropped when it leaves."""
 
+from datetime import timedelta
+
 import orjson
 from helpers.factories import new_version, published
 from sqlalchemy import delete, select, update
@@ -133,3 +135,28 @@ def test_a_reader_who_may_see_more_files_gets_a_built_record(app, client, auth):
     assert public["metadata"]["title"] == "Marked copy" and "files" not in public
     own = client.get(f"/api/records/{dep['id']}", headers=auth).json  # the owner sees the files: built now
     assert own["metadata"]["title"] == "Closed" and own["files"]
+
+
+def test_a_copy_of_another_change_or_form_is_not_served(app, client, auth):
+    dep = published(client, auth, title="Original")
+    _set_stored_title(app, dep["id"], "Marked copy")
+    kept = stored(app)[dep["id"]]
+    db = app.extensions["repository"].db
+    for changed in ({"updated": kept["updated"] - timedelta(seconds=1)}, {"engine": "another-form"}):
+        with db.write() as conn:
+            conn.execute(update(built_records).where(built_records.c.record_id == dep["id"])
+                         .values({"updated": kept["updated"], "engine": kept["engine"], **changed}))
+        _fresh_cache(app)
+        assert client.get(f"/api/records/{dep['id']}").json["metadata"]["title"] == "Original", changed
+    with db.write() as conn:
+        conn.execute(update(built_records).where(built_records.c.record_id == dep["id"])
+                     .values(updated=kept["updated"], engine=kept["engine"]))
+    _fresh_cache(app)
+    assert client.get(f"/api/records/{dep['id']}").json["metadata"]["title"] == "Marked copy"
+
+
+def test_a_read_after_a_take_down_is_gone(app, client, auth, settings):
+    dep = published(client, auth, title="Read, then taken down")
+    assert client.get(f"/api/records/{dep['id']}").status_code == 200  # now in the per-process cache too
+    assert takedown.main(["--recid", str(dep["id"])], settings) == 0
+    assert client.get(f"/api/records/{dep['id']}").status_code == 410
