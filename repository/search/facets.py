@@ -68,9 +68,11 @@ class Candidates:
 
 
 def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str, ...], matches: int,
-              candidates: Candidates) -> dict[str, Any]:
+              candidates: Candidates, proofs: dict[str, tuple[dict[str, int], int]] | None = None) -> dict[str, Any]:
     """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
-    (at least `matches` of them)."""
+    (at least `matches` of them). `proofs`, when given, receives for an open-vocabulary facet the exact counts it
+    knew and the bound on every other term's count that proved its top terms (the result cache moves them by delta,
+    facet_delta.py)."""
     if not names:
         return {}
     if not searcher.num_docs:
@@ -103,7 +105,7 @@ def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, names: tuple[str
         elif name in CLOSED:
             out[name] = terms_aggregation(_counts(raw[name]), TERMS_FACETS[name][1])
         else:
-            out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
+            out[name] = _open_vocabulary(searcher, query, name, raw, known[name], proofs)
     return out
 
 
@@ -133,7 +135,7 @@ def _empty(name: str) -> dict[str, Any]:
 
 
 def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str, raw: dict[str, Any],
-                     known: list[str]) -> dict[str, Any]:
+                     known: list[str], proofs: dict[str, tuple[dict[str, int], int]] | None = None) -> dict[str, Any]:
     """The exact top terms of an open-vocabulary facet from the first pass, with a second one when needed."""
     field, size = TERMS_FACETS[name]
     reported = _counts(raw[name])  # lower bounds of the true counts
@@ -146,12 +148,17 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
     threshold = _nth({**reported, **exact}, size)  # the `size`-th largest true count is at least this
     bound = max([count + error for term, count in reported.items() if term not in exact] + [floor + error])
     if bound < max(threshold, 1):
+        if proofs is not None:
+            proofs[name] = (exact, bound)
         return _terms(exact, pairs, size)  # no term without an exact count can reach the top: one pass
     if not threshold or floor + error >= threshold:  # terms no segment reported may get there: count every term
         top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
         return _terms(dict(top), pairs, size)
     unsure = [term for term, count in reported.items() if term not in exact and count + error >= threshold]
     exact.update(_filtered(searcher.aggregate(query, _filters(name, unsure)), name, unsure))
+    if proofs is not None:  # the terms still without an exact count were all below the threshold
+        proofs[name] = (exact, max([count + error for term, count in reported.items() if term not in exact]
+                                   + [floor + error]))
     return _terms(exact, pairs, size)
 
 
