@@ -327,6 +327,7 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
             "upkeep_ms_per_commit": round(cache.upkeep * 1000 / states, 2),
             "upkeep_cpu_ms_per_commit": round(cache.upkeep_cpu * 1000 / states, 2),
             "upkeep_ms_max": round(max(upkeep, default=0.0) * 1000, 2),
+            "facets_computed": cache.aggregated, "facets_ms": round(cache.aggregating * 1000),
             "per_commit": {reason: round(n / states, 1) for reason, n in sorted(cache.counts.items())
                            if reason != "states"}})
         backend.delete(written)

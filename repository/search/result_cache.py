@@ -112,6 +112,7 @@ class ResultCache(Generic[S]):
         # a top N), `unchecked` (cheaper to compute than to check, or past the budget) or `unknown` (no way from
         # the old state to the new one).
         self.counts: Counter[str] = Counter()
+        self.aggregated, self.aggregating = 0, 0.0  # facet counts computed from scratch, and their seconds
         self.upkeep = 0.0  # seconds spent bringing entries to new states (wall clock)
         self.upkeep_cpu = 0.0  # the same in this thread's CPU time (the wall clock also counts waiting for a core)
         self.check_cost = 0.0  # seconds one entry's check takes, a moving average: cheaper answers are dropped
@@ -160,6 +161,8 @@ class ResultCache(Generic[S]):
             began = time.perf_counter()
             counted, exact, proofs = aggregate()
             cost = time.perf_counter() - began
+            self.aggregated += 1
+            self.aggregating += cost
             movable = None
             if exact and self._values is not None:
                 try:
