@@ -243,7 +243,7 @@ class ResultCache(Generic[S]):
             began = time.perf_counter()
             if not touched:
                 self.counts["carried"] += 1
-            elif entry.counts is not None and self._matching is not None:
+            elif entry.counts is not None and self._matching is not None and self._values is not None:
                 moved = self._move(entry, old, new, touched)
                 self.counts[moved] += 1
                 if moved == "unproven":
