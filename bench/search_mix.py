@@ -293,8 +293,9 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
                       rounds: int = 2) -> dict[str, Any]:
     """The mix replayed in one process against the instance's index, with a commit every `every` searches (a
     publish of a new record; every EDIT_EVERY-th an edit of one published here, every TAKEDOWN_EVERY-th a take-down),
-    with the cache as it is (answers brought up to date by each commit: `kept`) and with every answer dropped at each
-    commit (what the cache did before: `dropped`), the two alternated `rounds` times so drift hits both. Per mode:
+    with the cache as it is (answers brought up to date by each commit, facet counts moved by delta: `kept`), with
+    touched facet counts dropped rather than moved (`no-delta`) and with every answer dropped at each commit
+    (`dropped`), the three alternated `rounds` times so drift hits each. Per mode:
     CPU ms of search per request, and per commit the cache's upkeep (ms) and what became of its entries. No server,
     no TLS, no other process: the difference between the modes is the cache's alone. The records written here are
     deleted from the index at the end (they are not in the database)."""
@@ -313,12 +314,14 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
     words = corpus_terms(instance, 1000)["words"][:200]
     parsed = [parse_search_args(MultiDict(parse_qsl(urlsplit(p).query))) for p in paths]
     out: dict[str, Any] = {"requests": requests, "commit_every": every, "rounds": []}
-    for mode in ("kept", "dropped") * rounds:
+    for mode in ("kept", "no-delta", "dropped") * rounds:
         rng = random.Random(seed)
         backend = open_from_settings(settings)
         assert isinstance(backend, EmbeddedBackend)
         if mode == "dropped":
             backend.results._touched = None
+        elif mode == "no-delta":  # touched facet counts dropped, as before facet_delta
+            backend.results._values = None
         template = backend.search(parsed[0]).hits[0]
         written: list[int] = []
         searching = 0.0
@@ -352,6 +355,7 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
             "upkeep_ms_per_commit": round(cache.upkeep * 1000 / states, 2),
             "upkeep_cpu_ms_per_commit": round(cache.upkeep_cpu * 1000 / states, 2),
             "upkeep_ms_max": round(max(upkeep, default=0.0) * 1000, 2),
+            "facets_computed": cache.aggregated, "facets_ms": round(cache.aggregating * 1000),
             "per_commit": {reason: round(n / states, 1) for reason, n in sorted(cache.counts.items())
                            if reason != "states"}})
         backend.delete(written)

@@ -18,6 +18,7 @@ import tantivy
 from repository.errors import ApiError, ServiceUnavailable
 from repository.search.backend import SearchResult
 from repository.search.documents import DOCUMENT_VERSION
+from repository.search.facet_delta import RECORD_SPEC, Proof, Values, record_values
 from repository.search.facets import Candidates, aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
@@ -77,7 +78,8 @@ class EmbeddedBackend:
                  linger: float = 1.0) -> None:
         self.root, self.heap_size, self.lock_timeout = Path(root), heap_size, lock_timeout
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
-        self.results: ResultCache[Snapshot] = ResultCache(cache_entries, self._touched, self._matches)
+        self.results: ResultCache[Snapshot] = ResultCache(cache_entries, self._touched, self._matches, self._matching,
+                                                          self._facet_values)
         self.candidates = Candidates()  # of the facets (repository/search/facets.py)
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
@@ -260,18 +262,42 @@ class EmbeddedBackend:
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
-        if self._probes is None or self._probes[0] is not recids:
-            self._probes = (recids, {})
-        probes = self._probes[1]
-        if id(state) not in probes:
-            probes[id(state)] = self._probe(state, recids)
-        probe = probes[id(state)]
+        probe = self._probed(state, recids)
         if probe is None:  # none of them before a publish, none after a take-down: nothing to match
             return False
         searcher, narrow = probe
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
                                              (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
         return hit_count(searcher.search(query, 1)) > 0
+
+    def _matching(self, state: Snapshot, node: Node, recids: frozenset[int]) -> frozenset[int]:
+        """Which of `recids` match `node` in `state` (under the result cache's lock; its facet deltas)."""
+        probe = self._probed(state, recids)
+        if probe is None:
+            return frozenset()
+        searcher, narrow = probe
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
+                                             (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+        found = searcher.search(query, len(recids), count=False).hits
+        return frozenset(int_column(searcher, "recid", [a for _, a in found])) if found else frozenset()
+
+    def _facet_values(self, state: Snapshot, recids: frozenset[int]) -> dict[int, Values]:
+        """The facet values of those of `recids` that `state` holds, as its engine counts them (facet_delta)."""
+        probe = self._probed(state, recids)
+        if probe is None:
+            return {}
+        searcher, narrow = probe
+        return record_values(searcher.aggregate(narrow, RECORD_SPEC))
+
+    def _probed(self, state: Snapshot, recids: frozenset[int]) -> tuple[tantivy.Searcher, tantivy.Query] | None:
+        """`_probe`, once per state and set of records."""
+        if self._probes is None or self._probes[0] is not recids:
+            self._probes = (recids, {})
+        probes = self._probes[1]
+        if id(state) not in probes:
+            probes[id(state)] = self._probe(state, recids)
+        probe: tuple[tantivy.Searcher, tantivy.Query] | None = probes[id(state)]
+        return probe
 
     def _probe(self, state: Snapshot, recids: frozenset[int]) -> tuple[tantivy.Searcher, tantivy.Query] | None:
         """Where to ask whether `recids` match a query in `state`: None when the state holds none of them (before a
@@ -439,9 +465,11 @@ class EmbeddedBackend:
         if distinct is None:
             distinct = self._distinct[state.name] = has_distinct(index)
 
-        def facet_counts() -> tuple[dict[str, Any], bool]:  # always exact: nothing for the cache to drop
+        def facet_counts() -> tuple[dict[str, Any], bool, dict[str, Proof]]:  # always exact
+            proofs: dict[str, Proof] = {}  # what proves the top terms of open vocabularies (the cache's deltas)
             return self._guarded(lambda: self._aggregate(
-                state, translate(combined(req, with_post_filters=False)), req, counted[0], distinct)), True
+                state, translate(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
+                True, proofs
 
         return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, translate, req,
                                                                                     facets, counted), facet_counts)
@@ -554,14 +582,14 @@ class EmbeddedBackend:
             hit_count(result) if total is None else total
 
     def _aggregate(self, state: Snapshot, query: tantivy.Query, req: SearchRequest,
-                   total: int, distinct: bool) -> dict[str, Any]:
+                   total: int, distinct: bool, proofs: dict[str, Proof] | None = None) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
         query without post-filters (which matches at least the `total` of the search)."""
         if req.post_filters and distinct and req.facets:
             # The facets' own matches: how they are best counted depends on it, and a post-filter (a facet click)
             # can leave the search a small part of them. A count costs less than the pass a wrong guess adds.
             total = hit_count(state.searcher.search(query, 1))
-        return aggregate(state, query, req.facets, total, self.candidates, distinct)
+        return aggregate(state, query, req.facets, total, self.candidates, distinct, proofs)
 
 
 def has_distinct(index: tantivy.Index) -> bool:

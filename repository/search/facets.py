@@ -139,10 +139,13 @@ class Listed:
 
 
 def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matches: int,
-              candidates: Candidates, distinct: bool = False) -> dict[str, Any]:
+              candidates: Candidates, distinct: bool = False,
+              proofs: dict[str, tuple[dict[str, int], int]] | None = None) -> dict[str, Any]:
     """The facets `names` in the OpenSearch response format (exact counts), over the documents `query` matches
     (at least `matches` of them). `distinct`: the index has the fields that count each document's distinct terms
-    of an open vocabulary (tantivy_query.DISTINCT)."""
+    of an open vocabulary (tantivy_query.DISTINCT). `proofs`, when given, receives for an open-vocabulary facet the
+    exact counts it knew and the bound on every other term's count that proved its top terms (the result cache
+    moves them by delta, facet_delta.py)."""
     if not names:
         return {}
     searcher = state.searcher
@@ -194,9 +197,12 @@ def aggregate(state: State, query: tantivy.Query, names: tuple[str, ...], matche
         elif name in proving and name not in unproven:
             # Every term counted, or the `size`-th count above anything another term could have: the top is exact.
             pairs = round(raw[PAIRS.format(name)]["value"])
-            out[name] = _terms(_filtered(raw, name, known[name]), pairs, TERMS_FACETS[name][1])
+            exact = _filtered(raw, name, known[name])
+            if proofs is not None:  # every other term is in at most `proving[name]` documents, below the top's
+                proofs[name] = (exact, proving[name])
+            out[name] = _terms(exact, pairs, TERMS_FACETS[name][1])
         else:
-            out[name] = _open_vocabulary(searcher, query, name, raw, known[name])
+            out[name] = _open_vocabulary(searcher, query, name, raw, known[name], proofs)
     return out
 
 
@@ -226,7 +232,7 @@ def _empty(name: str) -> dict[str, Any]:
 
 
 def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str, raw: dict[str, Any],
-                     known: list[str]) -> dict[str, Any]:
+                     known: list[str], proofs: dict[str, tuple[dict[str, int], int]] | None = None) -> dict[str, Any]:
     """The exact top terms of an open-vocabulary facet from the first pass, with a second one when needed."""
     field, size = TERMS_FACETS[name]
     reported = _counts(raw[name])  # lower bounds of the true counts
@@ -239,12 +245,17 @@ def _open_vocabulary(searcher: tantivy.Searcher, query: tantivy.Query, name: str
     threshold = _nth({**reported, **exact}, size)  # the `size`-th largest true count is at least this
     bound = max([count + error for term, count in reported.items() if term not in exact] + [floor + error])
     if bound < max(threshold, 1):
+        if proofs is not None:
+            proofs[name] = (exact, bound)
         return _terms(exact, pairs, size)  # no term without an exact count can reach the top: one pass
     if not threshold or floor + error >= threshold:  # terms no segment reported may get there: count every term
         top = searcher.terms_with_prefix(field, "", filter_query=query, limit=size)
         return _terms(dict(top), pairs, size)
     unsure = [term for term, count in reported.items() if term not in exact and count + error >= threshold]
     exact.update(_filtered(searcher.aggregate(query, _filters(name, unsure)), name, unsure))
+    if proofs is not None:  # the terms still without an exact count were all below the threshold
+        proofs[name] = (exact, max([count + error for term, count in reported.items() if term not in exact]
+                                   + [floor + error]))
     return _terms(exact, pairs, size)
 
 

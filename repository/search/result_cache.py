@@ -8,11 +8,15 @@ every publish, edit and take-down is a commit, so a cache emptied by each commit
 How it stays exact: a commit changes the documents of a known set of records (`touched`: the writer logs them with
 the commit, see embedded.CHANGES). An answer computed at the previous state can differ at the new one only if one of
 those records matched its query before or matches it now — checked on the two states' searchers with a query
-narrowed to the touched records, which costs microseconds. Untouched answers are carried over; touched ones are
-dropped and computed again when asked. Two kinds of answer are kept:
+narrowed to the touched records, which costs microseconds. Untouched answers are carried over. Two kinds of answer
+are kept:
 
-- whole results (page of hits, total, cursor, facets) by request;
-- facet counts by (query, filters, facets), shared by every page, order and post-filter of the same search.
+- whole results (page of hits, total, cursor, facets) by request: touched ones are dropped and computed again
+  when asked (relevance, hits and cursors change);
+- facet counts by (query, filters, facets), shared by every page, order and post-filter of the same search: touched
+  ones are moved by delta (facet_delta.py: the touched records that matched at the old state taken out with their
+  values there, those matching at the new one put in), and dropped only when the delta cannot prove a top N the
+  cold count would give. A page computed again after a commit then takes its facets from there.
 
 Two kinds of answer depend on more than their matches and are dropped at every new state, a merge included (a
 merge keeps the documents and the opstamp but moves them to other segments):
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from repository.search.backend import SearchResult
+from repository.search.facet_delta import FacetCounts, Proof, Unproven, Values
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node
 
@@ -77,6 +82,7 @@ class _Entry(Generic[V]):
     node: Node  # the documents this answer depends on: those matching it
     volatile: bool  # depends on more than its matches (see the module's docstring): dropped at every new state
     cost: float  # seconds it took to compute
+    counts: FacetCounts | None = None  # facet counts only: the form a delta moves (facet_delta)
 
 
 class ResultCache(Generic[S]):
@@ -84,21 +90,29 @@ class ResultCache(Generic[S]):
     not mutate them.
 
     `touched(old, new)` gives the records whose documents differ between two states (None: unknown);
-    `matches(state, node, recids)` tells whether any of those records matches `node` in `state`.
+    `matches(state, node, recids)` tells whether any of those records matches `node` in `state`;
+    `matching(state, node, recids)` which of them do, and `values(state, recids)` their facet values there (both
+    optional: without them a touched facet entry is dropped, not moved by delta).
     """
 
     def __init__(self, entries: int, touched: Callable[[S, S], frozenset[int] | None] | None = None,
-                 matches: Callable[[S, Node, frozenset[int]], bool] | None = None) -> None:
+                 matches: Callable[[S, Node, frozenset[int]], bool] | None = None,
+                 matching: Callable[[S, Node, frozenset[int]], frozenset[int]] | None = None,
+                 values: Callable[[S, frozenset[int]], dict[int, Values]] | None = None) -> None:
         self.entries = entries
         self._touched, self._matches = touched, matches
+        self._matching, self._values = matching, values
+        self._known: dict[int, dict[int, Values]] = {}  # id(state) -> values of the touched records (one commit)
         self._results: OrderedDict[Hashable, _Entry[SearchResult]] = OrderedDict()
         self._facets: OrderedDict[Hashable, _Entry[dict[str, Any]]] = OrderedDict()
         self._state: S | None = None
         self._lock = threading.Lock()
-        # What new states did to the entries, for the benchmark's report: `states` seen, entries `carried`, and
-        # entries dropped as `volatile`, `touched`, `unchecked` (cheaper to compute than to check, or past the
-        # budget) or `unknown` (no way from the old state to the new one).
+        # What new states did to the entries, for the benchmark's report: `states` seen, entries `carried`, facet
+        # entries moved by `delta`, and entries dropped as `volatile`, `touched`, `unproven` (a delta could not prove
+        # a top N), `unchecked` (cheaper to compute than to check, or past the budget) or `unknown` (no way from
+        # the old state to the new one).
         self.counts: Counter[str] = Counter()
+        self.aggregated, self.aggregating = 0, 0.0  # facet counts computed from scratch, and their seconds
         self.upkeep = 0.0  # seconds spent bringing entries to new states (wall clock)
         self.upkeep_cpu = 0.0  # the same in this thread's CPU time (the wall clock also counts waiting for a core)
         self.check_cost = 0.0  # seconds one entry's check takes, a moving average: cheaper answers are dropped
@@ -112,13 +126,14 @@ class ResultCache(Generic[S]):
 
     @property
     def dropped(self) -> int:
-        return sum(n for reason, n in self.counts.items() if reason not in ("carried", "states"))
+        return sum(n for reason, n in self.counts.items() if reason not in ("carried", "delta", "states"))
 
     def get_or_compute(self, state: S, req: SearchRequest,
                        compute: Callable[[Callable[[], dict[str, Any]]], SearchResult],
-                       aggregate: Callable[[], tuple[dict[str, Any], bool]]) -> SearchResult:
+                       aggregate: Callable[[], tuple[dict[str, Any], bool, dict[str, Proof]]]) -> SearchResult:
         """The result of `req` at `state`: cached, or `compute(facets)` where `facets()` gives the facet counts
-        (cached by `facets_key`, or `aggregate()`: the counts, and whether they are exact)."""
+        (cached by `facets_key`, or `aggregate()`: the counts, whether they are exact, and the proofs of the top
+        terms of the facets that have one, facets.aggregate)."""
         if self.entries <= 0:
             return compute(lambda: aggregate()[0])
         key = request_key(req)
@@ -144,9 +159,18 @@ class ResultCache(Generic[S]):
                     exact = not known.volatile
                     return known.value
             began = time.perf_counter()
-            counted, exact = aggregate()
+            counted, exact, proofs = aggregate()
+            cost = time.perf_counter() - began
+            self.aggregated += 1
+            self.aggregating += cost
+            movable = None
+            if exact and self._values is not None:
+                try:
+                    movable = FacetCounts.answered(counted, proofs)
+                except Unproven:
+                    pass
             self._store(self._facets, state, fkey, _Entry(counted, combined(req, with_post_filters=False), not exact,
-                                                          time.perf_counter() - began))
+                                                          cost, movable))
             return counted
 
         began = time.perf_counter()
@@ -197,7 +221,10 @@ class ResultCache(Generic[S]):
             self._facets.clear()
             return
         self._carry(self._results, old, state, touched)
-        self._carry(self._facets, old, state, touched)
+        try:
+            self._carry(self._facets, old, state, touched)
+        finally:
+            self._known.clear()
 
     def _carry(self, items: OrderedDict[Hashable, _Entry[V]], old: S, new: S, touched: frozenset[int]) -> None:
         """Keep the entries that no touched record matched at `old` or matches at `new` (under the lock)."""
@@ -214,10 +241,40 @@ class ResultCache(Generic[S]):
                 self.counts["unchecked"] += 1
                 continue
             began = time.perf_counter()
-            if touched and (self._matches(old, entry.node, touched) or self._matches(new, entry.node, touched)):
+            if not touched:
+                self.counts["carried"] += 1
+            elif entry.counts is not None and self._matching is not None and self._values is not None:
+                moved = self._move(entry, old, new, touched)
+                self.counts[moved] += 1
+                if moved == "unproven":
+                    del items[key]
+            elif self._matches(old, entry.node, touched) or self._matches(new, entry.node, touched):
                 del items[key]
                 self.counts["touched"] += 1
             else:
                 self.counts["carried"] += 1
             if touched:
                 self.check_cost += (time.perf_counter() - began - self.check_cost) * 0.05
+
+    def _move(self, entry: _Entry[Any], old: S, new: S, touched: frozenset[int]) -> str:
+        """Bring a facet entry to `new` by delta: the touched records that matched its search at `old` taken out
+        with their values there, those matching at `new` put in with theirs (under the lock). Returns what became of
+        it: `carried` (no touched record matches), `delta`, or `unproven` (its counts are then None: drop it)."""
+        assert self._matching is not None and self._values is not None and entry.counts is not None
+        taken, put = self._matching(old, entry.node, touched), self._matching(new, entry.node, touched)
+        if not taken and not put:
+            return "carried"
+        try:
+            entry.value = entry.counts.moved([self._values_at(old, touched)[r] for r in sorted(taken)],
+                                             [self._values_at(new, touched)[r] for r in sorted(put)])
+        except (Unproven, KeyError):
+            entry.counts = None
+            return "unproven"
+        return "delta"
+
+    def _values_at(self, state: S, touched: frozenset[int]) -> dict[int, Values]:
+        """The facet values of the touched records at `state`, read once per commit."""
+        assert self._values is not None
+        if id(state) not in self._known:
+            self._known[id(state)] = self._values(state, touched)
+        return self._known[id(state)]

@@ -14,10 +14,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.search import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from repository.search import facets
 from repository.search.documents import to_index_document
 from repository.search.embedded import CHANGES, CURRENT, EmbeddedBackend
 from repository.search.open import open_search
@@ -27,6 +29,7 @@ from .factories import make_record
 WORDS = ("moss", "lichen", "fern", "sedge", "heather")
 TYPES = (("dataset", None), ("publication", "article"), ("publication", "preprint"), ("software", None))
 RIGHTS = ("open", "open", "embargoed", "closed")
+FILE_TYPES = tuple(f"t{n}" for n in range(12))  # more than the ten a facet lists
 SEARCHES: tuple[dict[str, str], ...] = (
     {},
     {"page": "2", "size": "3"},
@@ -64,12 +67,18 @@ class Model:
 
     def document(self, recid: int, concept: int, words: int, kind: int, rights: int) -> dict[str, Any]:
         versions = self.concepts[concept]
+        files = make_record(recid)["files"] * (1 + words % 3)
         chosen = [w for bit, w in enumerate(WORDS) if words >> bit & 1] or ["bare"]
         rtype, subtype = TYPES[kind]
         self.revisions[recid] = self.revisions.get(recid, 0) + 1
         record = make_record(recid, conceptrecid=str(concept), revision=self.revisions[recid],
+                             files=[{**file, "type": FILE_TYPES[(words + i) % 12]} for i, file in enumerate(files)],
                              created=f"2023-01-{1 + recid % 28:02d}T10:{recid % 60:02d}:00+00:00", metadata={
-                                 "title": " ".join(chosen), "keywords": chosen[1:] + [f"k{recid % 3}"],
+                                 # a few frequent keywords and many rare ones: more than the ten listed and
+                                 # than a segment's top list, so a top ten that a delta may or may not keep
+                                 "title": " ".join(chosen), "keywords": chosen[1:] + [
+                                     f"k{recid % 3}", f"g{(recid // 2 + words) % 12}",
+                                     f"f{(recid // 2 * 7 + words) % 45}", f"f{(recid // 2 * 11 + 3) % 45}"],
                                  "access_right": RIGHTS[rights], "publication_date": f"{2017 + recid % 6}-03-01",
                                  "resource_type": {"type": rtype, **({"subtype": subtype} if subtype else {})},
                                  "communities": [{"id": "bog"}] if recid // 2 % 2 else [],  # recids are even
@@ -77,6 +86,16 @@ class Model:
                                                             "is_last": recid == versions[-1],
                                                             "count": len(versions)}]}})
         return to_index_document(record)
+
+    def seed(self, backend: EmbeddedBackend, count: int) -> None:
+        """`count` records in one commit: enough keywords that facet lists are cut at their top terms."""
+        docs = []
+        for n in range(count):
+            recid = self.next_recid
+            self.next_recid += 2
+            self.concepts[recid - 1] = [recid]
+            docs.append(self.document(recid, recid - 1, n * 7 % 32, n % 4, n % 3))
+        backend.index(docs)
 
     def apply(self, backend: EmbeddedBackend, op: Op) -> None:
         kind, which, words, rtype, rights = op
@@ -134,6 +153,23 @@ def compare(cached: EmbeddedBackend, cold: EmbeddedBackend, root: Path, label: o
 @given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
 def test_cached_answers_equal_cold_answers_after_every_change(tmp_path_factory: Any, ops: list[Op],
                                                               writers: list[bool]) -> None:
+    replay(tmp_path_factory, ops, writers)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
+def test_cached_answers_equal_cold_answers_when_frequent_terms_alone_prove_the_top(
+        tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch, ops: list[Op], writers: list[bool]) -> None:
+    # Every search takes facets.py's path for many matches (the top proven by the index's most frequent terms, the
+    # list kept across commits with a growing bound), whose proofs the cache then moves by delta.
+    for name, value in (("MANY", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
+        monkeypatch.setattr(facets, name, value)
+    replay(tmp_path_factory, ops, writers)
+
+
+def replay(tmp_path_factory: Any, ops: list[Op], writers: list[bool]) -> None:
+    """Apply `ops` (by the cached backend or another writer, as `writers` says) and compare cached with cold
+    answers after each."""
     root: Path = tmp_path_factory.mktemp("index")
     cached = open_search(f"embedded://{root}", cache_entries=64, linger=60.0)
     other = open_search(f"embedded://{root}", cache_entries=0, linger=0.0)  # another worker process
@@ -142,6 +178,7 @@ def test_cached_answers_equal_cold_answers_after_every_change(tmp_path_factory: 
     assert isinstance(cold, EmbeddedBackend)
     cached.results.upkeep_budget = None  # every entry checked: what is carried does not depend on the machine's load
     model = Model()
+    model.seed(other, 30)
     try:
         for op in [("publish", 0, 3, 0, 0), ("publish", 0, 5, 1, 1)] + ops:
             answers(cached)  # fill the cache at the state before the change
@@ -215,3 +252,41 @@ def test_a_commit_missing_from_the_log_drops_every_answer(tmp_path: Path) -> Non
     model.apply(other, ("publish", 0, 1, 0, 0))
     (tmp_path / cached._pointer("CURRENT") / CHANGES).unlink()  # as if the writer died before logging its commit
     assert run(cached, q="moss").total == 2
+
+
+def test_facet_counts_move_by_delta_while_their_top_terms_are_proven(tmp_path: Path) -> None:
+    """Ten keywords counted 3 times and thirty counted twice, in two segments of at most 30 keywords each: the cold
+    count lists the top 30 exactly and proves every other keyword counts at most 2. A publish that lifts a listed
+    keyword into the top ten moves the cached counts by delta (the top ten changes); one that lifts an unlisted
+    keyword to 3 ties it with the tenth, before it in key order: no longer proven, the entry is counted again."""
+    cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
+    cold = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
+    cached.results.upkeep_budget = None
+    recids = iter(range(2, 10_000, 2))
+
+    def docs(keywords: list[list[str]]) -> list[dict[str, Any]]:
+        return [to_index_document(make_record(next(recids), metadata={"title": "moss", "keywords": words}))
+                for words in keywords]
+
+    def keywords(backend: EmbeddedBackend) -> dict[str, Any]:
+        return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
+
+    tops = [f"t{n}" for n in range(10)]
+    try:
+        cached.index(docs([tops] * 3 + [[f"b{n:02d}" for n in range(15)]] * 2))
+        cached.index(docs([[f"c{n:02d}" for n in range(15)]] * 2))
+        first = keywords(cached)
+        assert [b["key"] for b in first["buckets"]] == tops and first == keywords(cold)
+
+        cached.index(docs([["b00", "t0"]]))  # b00: 3, ties t9 and sorts before it
+        moved = keywords(cached)
+        assert moved == keywords(cold) and cached.results.counts["delta"] == 1
+        assert [b["key"] for b in moved["buckets"]] == ["t0", "b00"] + tops[1:9]
+
+        cached.index(docs([["c05"]]))  # an unlisted keyword may now tie the tenth (it does: c05 < t8)
+        again = keywords(cached)
+        assert cached.results.counts["unproven"] == 1 and again == keywords(cold)
+        assert [b["key"] for b in again["buckets"]] == ["t0", "b00", "c05"] + tops[1:8]
+    finally:
+        cached._lease.end()
