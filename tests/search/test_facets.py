@@ -140,15 +140,9 @@ def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_pa
     monkeypatch.setattr(facets, "MANY", 0)
     monkeypatch.setattr(facets, "SEGMENT_TOP", 12)
     monkeypatch.setattr(facets, "_quoted", lambda term: '"')  # an unbalanced quote in every candidate's filter
-    rng = random.Random(7)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
-    live: dict[int, dict[str, Any]] = {}
-    for _ in range(3):
-        batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
-        backend.index([to_index_document(r) for r in batch])
-        live.update({r["id"]: to_index_document(r) for r in batch
-                     if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
-    assert run(backend, facets=FACETS).aggregations == expected(list(live.values()))
+    live = index_batches(backend, random.Random(7))
+    assert run(backend, facets=FACETS).aggregations == expected(live)
 
 
 def test_candidates_alone_answer_exactly_on_a_many_segment_index(tmp_path, monkeypatch):
@@ -208,14 +202,8 @@ def test_an_index_made_before_the_distinct_counts_is_counted_exactly(tmp_path, m
     monkeypatch.setattr(facets, "LIKELY", 0)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     assert not has_distinct(backend._live_snapshot()[0])
-    rng = random.Random(3)
-    live: dict[int, dict[str, Any]] = {}
-    for _ in range(3):
-        batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
-        backend.index([to_index_document(r) for r in batch])
-        live.update({r["id"]: to_index_document(r) for r in batch
-                     if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
-    assert run(backend, facets=FACETS).aggregations == expected(list(live.values()))
+    live = index_batches(backend, random.Random(3))
+    assert run(backend, facets=FACETS).aggregations == expected(live)
 
 
 def test_a_document_stored_before_the_distinct_counts_gains_the_counts_a_build_gives(tmp_path):
@@ -227,3 +215,15 @@ def test_a_document_stored_before_the_distinct_counts_gains_the_counts_a_build_g
     older = {k: v for k, v in built.items() if k not in tantivy_query.DISTINCT.values()}
     (upgrade,) = backend.upgrades.values()
     assert orjson.loads(upgrade(orjson.dumps(older))) == built
+
+
+def index_batches(backend: EmbeddedBackend, rng: random.Random) -> list[dict[str, Any]]:
+    """Three batches of 100 random records (ids drawn from 1-399, so later ones replace some) indexed one commit
+    each, as segments of a live instance; returns the live index documents."""
+    live: dict[int, dict[str, Any]] = {}
+    for _ in range(3):
+        batch = [random_record(rng, recid) for recid in rng.sample(range(1, 400), 100)]
+        backend.index([to_index_document(r) for r in batch])
+        live.update({r["id"]: to_index_document(r) for r in batch
+                     if r["id"] not in live or live[r["id"]]["revision"] <= r["revision"]})
+    return list(live.values())
