@@ -290,3 +290,43 @@ def test_facet_counts_move_by_delta_while_their_top_terms_are_proven(tmp_path: P
         assert [b["key"] for b in again["buckets"]] == ["t0", "b00", "c05"] + tops[1:8]
     finally:
         cached._lease.end()
+
+
+def test_facet_counts_proven_by_the_most_frequent_terms_move_by_delta(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The many-match path of facets.py: the top ten proven by the index's ten most frequent keywords (3 documents
+    each) and the bound the eleventh gives every other keyword (2). A publish adding a listed keyword moves the
+    cached counts by delta; one that lifts an unlisted keyword to the tenth's count, before it in key order, leaves
+    the top unproven: counted again."""
+    for name, value in (("MANY", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
+        monkeypatch.setattr(facets, name, value)
+    cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
+    cold = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
+    cached.results.upkeep_budget = None
+    recids = iter(range(2, 10_000, 2))
+
+    def docs(keywords: list[list[str]]) -> list[dict[str, Any]]:
+        return [to_index_document(make_record(next(recids), metadata={"title": "moss", "keywords": words}))
+                for words in keywords]
+
+    def keywords(backend: EmbeddedBackend) -> dict[str, Any]:
+        return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
+
+    tops = [f"t{n}" for n in range(10)]
+    try:
+        cached.index(docs([tops] * 3 + [[f"b{n:02d}" for n in range(15)]] * 2))
+        first = keywords(cached)
+        assert [b["key"] for b in first["buckets"]] == tops and first == keywords(cold)
+
+        cached.index(docs([["t1"]]))
+        moved = keywords(cached)
+        assert moved == keywords(cold) and cached.results.counts["delta"] == 1
+        assert [b["key"] for b in moved["buckets"]] == ["t1", "t0", *tops[2:]]
+
+        cached.index(docs([["b00", "t0"]]))  # b00: 3 documents, as many as the tenth, and sorts before it
+        again = keywords(cached)
+        assert cached.results.counts["unproven"] == 1 and again == keywords(cold)
+        assert [b["key"] for b in again["buckets"]] == ["t0", "t1", "b00", *tops[2:9]]
+    finally:
+        cached._lease.end()
