@@ -254,24 +254,37 @@ def test_a_commit_missing_from_the_log_drops_every_answer(tmp_path: Path) -> Non
     assert run(cached, q="moss").total == 2
 
 
+class KeywordCounts:
+    """Records titled "moss" with given keywords, and the keywords facet of the search for them."""
+
+    def __init__(self) -> None:
+        self.recids = iter(range(2, 10_000, 2))
+
+    @staticmethod
+    def backends(root: Path) -> tuple[EmbeddedBackend, EmbeddedBackend]:
+        """A backend keeping answers (every entry checked at each commit) and one answering cold, on one index."""
+        cached = open_search(f"embedded://{root}", cache_entries=16, linger=60.0)
+        cold = open_search(f"embedded://{root}", cache_entries=0)
+        assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
+        cached.results.upkeep_budget = None
+        return cached, cold
+
+    def docs(self, keywords: list[list[str]]) -> list[dict[str, Any]]:
+        return [to_index_document(make_record(next(self.recids), metadata={"title": "moss", "keywords": words}))
+                for words in keywords]
+
+    @staticmethod
+    def keywords(backend: EmbeddedBackend) -> dict[str, Any]:
+        return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
+
+
 def test_facet_counts_move_by_delta_while_their_top_terms_are_proven(tmp_path: Path) -> None:
     """Ten keywords counted 3 times and thirty counted twice, in two segments of at most 30 keywords each: the cold
     count lists the top 30 exactly and proves every other keyword counts at most 2. A publish that lifts a listed
     keyword into the top ten moves the cached counts by delta (the top ten changes); one that lifts an unlisted
     keyword to 3 ties it with the tenth, before it in key order: no longer proven, the entry is counted again."""
-    cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
-    cold = open_search(f"embedded://{tmp_path}", cache_entries=0)
-    assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
-    cached.results.upkeep_budget = None
-    recids = iter(range(2, 10_000, 2))
-
-    def docs(keywords: list[list[str]]) -> list[dict[str, Any]]:
-        return [to_index_document(make_record(next(recids), metadata={"title": "moss", "keywords": words}))
-                for words in keywords]
-
-    def keywords(backend: EmbeddedBackend) -> dict[str, Any]:
-        return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
-
+    cached, cold = KeywordCounts.backends(tmp_path)
+    docs, keywords = KeywordCounts().docs, KeywordCounts.keywords
     tops = [f"t{n}" for n in range(10)]
     try:
         cached.index(docs([tops] * 3 + [[f"b{n:02d}" for n in range(15)]] * 2))
@@ -300,19 +313,8 @@ def test_facet_counts_proven_by_the_most_frequent_terms_move_by_delta(tmp_path: 
     the top unproven: counted again."""
     for name, value in (("MANY", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
         monkeypatch.setattr(facets, name, value)
-    cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
-    cold = open_search(f"embedded://{tmp_path}", cache_entries=0)
-    assert isinstance(cached, EmbeddedBackend) and isinstance(cold, EmbeddedBackend)
-    cached.results.upkeep_budget = None
-    recids = iter(range(2, 10_000, 2))
-
-    def docs(keywords: list[list[str]]) -> list[dict[str, Any]]:
-        return [to_index_document(make_record(next(recids), metadata={"title": "moss", "keywords": words}))
-                for words in keywords]
-
-    def keywords(backend: EmbeddedBackend) -> dict[str, Any]:
-        return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
-
+    cached, cold = KeywordCounts.backends(tmp_path)
+    docs, keywords = KeywordCounts().docs, KeywordCounts.keywords
     tops = [f"t{n}" for n in range(10)]
     try:
         cached.index(docs([tops] * 3 + [[f"b{n:02d}" for n in range(15)]] * 2))
