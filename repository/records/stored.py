@@ -69,9 +69,14 @@ def upgradable(settings: Settings, search: SearchBackend) -> dict[str, Callable[
     return {form(settings, search, older): upgrade for older, upgrade in search.upgrades.items()}
 
 
-def readable_forms(settings: Settings, search: SearchBackend) -> list[str]:
-    """The `engine` values whose stored records are current."""
-    return [form(settings, search), *upgradable(settings, search)]
+def readable_forms(settings: Settings, search: SearchBackend) -> tuple[str, ...]:
+    """The `engine` values whose stored records are current (asked at every record read: kept)."""
+    return _readable(search.engine, tuple(search.upgrades), settings.BASE_URL)
+
+
+@functools.lru_cache(maxsize=8)
+def _readable(engine: str, older: tuple[str, ...], base_url: str) -> tuple[str, ...]:
+    return tuple(_form(name, base_url) for name in (engine, *older))
 
 
 @dataclass
