@@ -29,6 +29,6 @@ multipart_parts = Table(
     Column("upload_id", String(36), ForeignKey("multipart_uploads.id", ondelete="CASCADE"), primary_key=True),
     Column("part_number", Integer, primary_key=True, autoincrement=False),
     Column("size", BigInteger, nullable=False),
-    Column("checksum", String(64), nullable=False),  # md5:<hex> of the part's bytes
+    Column("checksum", String(64), nullable=False),  # crc32:<hex> of the part's bytes (repository.files.digests)
     Column("created", DateTime, nullable=False),
 )
