@@ -162,8 +162,19 @@ def test_cached_answers_equal_cold_answers_when_frequent_terms_alone_prove_the_t
         tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch, ops: list[Op], writers: list[bool]) -> None:
     # Every search takes facets.py's path for many matches (the top proven by the index's most frequent terms, the
     # list kept across commits with a growing bound), whose proofs the cache then moves by delta.
-    for name, value in (("MANY", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
+    for name, value in (("MANY", 0), ("FEW", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
         monkeypatch.setattr(facets, name, value)
+    replay(tmp_path_factory, ops, writers)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
+def test_cached_answers_equal_cold_answers_when_segments_list_their_top_terms(
+        tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch, ops: list[Op], writers: list[bool]) -> None:
+    # Every search takes facets.py's path for matches between FEW and MANY (each segment's top terms with an error
+    # bound, a second pass for the unsure ones); the default test's searches, all of few matches, list every term.
+    monkeypatch.setattr(facets, "FEW", 0)
+    monkeypatch.setattr(facets, "SEGMENT_TOP", 5)
     replay(tmp_path_factory, ops, writers)
 
 
@@ -278,11 +289,13 @@ class KeywordCounts:
         return asdict(run(backend, q="moss", sort="mostrecent", facets="keywords"))["aggregations"]["keywords"]
 
 
-def test_facet_counts_move_by_delta_while_their_top_terms_are_proven(tmp_path: Path) -> None:
+def test_facet_counts_move_by_delta_while_their_top_terms_are_proven(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Ten keywords counted 3 times and thirty counted twice, in two segments of at most 30 keywords each: the cold
     count lists the top 30 exactly and proves every other keyword counts at most 2. A publish that lifts a listed
     keyword into the top ten moves the cached counts by delta (the top ten changes); one that lifts an unlisted
     keyword to 3 ties it with the tenth, before it in key order: no longer proven, the entry is counted again."""
+    monkeypatch.setattr(facets, "FEW", 0)  # each segment's top terms, not every term
     cached, cold = KeywordCounts.backends(tmp_path)
     docs, keywords = KeywordCounts().docs, KeywordCounts.keywords
     tops = [f"t{n}" for n in range(10)]
@@ -311,7 +324,7 @@ def test_facet_counts_proven_by_the_most_frequent_terms_move_by_delta(tmp_path: 
     each) and the bound the eleventh gives every other keyword (2). A publish adding a listed keyword moves the
     cached counts by delta; one that lifts an unlisted keyword to the tenth's count, before it in key order, leaves
     the top unproven: counted again."""
-    for name, value in (("MANY", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
+    for name, value in (("MANY", 0), ("FEW", 0), ("LIKELY", 0), ("SEGMENT_TOP", 5)):
         monkeypatch.setattr(facets, name, value)
     cached, cold = KeywordCounts.backends(tmp_path)
     docs, keywords = KeywordCounts().docs, KeywordCounts.keywords

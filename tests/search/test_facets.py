@@ -107,6 +107,8 @@ def random_record(rng: random.Random, recid: int) -> dict[str, Any]:
 def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, limits):
     for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits[:3], strict=True):
         monkeypatch.setattr(facets, name, value)
+    if limits[:3] != (facets.SEGMENT_TOP, facets.MANY, facets.CANDIDATES):  # the shipped numbers: every term (FEW)
+        monkeypatch.setattr(facets, "FEW", 0)  # the others: the paths of searches with more matches
     if limits[3]:
         monkeypatch.setattr(facets, "LIKELY", 0)
     rng = random.Random(seed)
@@ -138,6 +140,7 @@ def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, 
 
 def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_path, monkeypatch):
     monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "FEW", 0)
     monkeypatch.setattr(facets, "SEGMENT_TOP", 12)
     monkeypatch.setattr(facets, "_quoted", lambda term: '"')  # an unbalanced quote in every candidate's filter
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
@@ -148,6 +151,7 @@ def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_pa
 def test_candidates_alone_answer_exactly_on_a_many_segment_index(tmp_path, monkeypatch):
     """The keywords counted from their candidates and the sum of each document's distinct keywords, in one pass."""
     monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "FEW", 0)
     monkeypatch.setattr(facets, "CANDIDATES", 12)
     passes = []
     original = facets._open_vocabulary
@@ -178,6 +182,7 @@ def test_candidates_alone_answer_exactly_on_a_many_segment_index(tmp_path, monke
 def test_a_term_added_after_the_candidates_were_listed_is_not_left_out(tmp_path, monkeypatch):
     """A candidate list is used for a minute: the bound of every other term must grow with what is added since."""
     monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "FEW", 0)
     monkeypatch.setattr(facets, "CANDIDATES", 3)
     monkeypatch.setattr(facets, "SEGMENT_TOP", 2)  # a vocabulary too large for the terms aggregation alone
     monkeypatch.setattr(facets, "LIKELY", 0)
@@ -199,6 +204,7 @@ def test_an_index_made_before_the_distinct_counts_is_counted_exactly(tmp_path, m
     """An index without the fields counting each document's distinct terms (made before them) is read as it is."""
     monkeypatch.setattr(tantivy_query, "DISTINCT", {})
     monkeypatch.setattr(facets, "MANY", 0)
+    monkeypatch.setattr(facets, "FEW", 0)
     monkeypatch.setattr(facets, "LIKELY", 0)
     backend = EmbeddedBackend(tmp_path, cache_entries=0)
     assert not has_distinct(backend._live_snapshot()[0])
