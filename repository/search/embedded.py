@@ -16,10 +16,11 @@ from typing import Any
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
+from repository.search import facets as facet_paths  # FEW read at each call (tests set it)
 from repository.search.backend import SearchResult
 from repository.search.documents import DOCUMENT_VERSION
 from repository.search.facet_delta import RECORD_SPEC, Proof, Values, record_values
-from repository.search.facets import FEW, Candidates, aggregate
+from repository.search.facets import Candidates, aggregate
 from repository.search.mapping import fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
@@ -585,7 +586,7 @@ class EmbeddedBackend:
                    total: int, distinct: bool, proofs: dict[str, Proof] | None = None) -> dict[str, Any]:
         """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
         query without post-filters (which matches at least the `total` of the search)."""
-        if req.post_filters and req.facets and (distinct or total < FEW):
+        if req.post_filters and req.facets and (distinct or total < facet_paths.FEW):
             # The facets' own matches: how they are best counted depends on it, and a post-filter (a facet click)
             # can leave the search a small part of them. A count costs less than the pass a wrong guess adds (and
             # a search of few matches may have facets of many, which must not be counted as few: facets.FEW).
