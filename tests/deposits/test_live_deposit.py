@@ -77,4 +77,7 @@ def test_interrupted_upload_leaves_nothing(live_server, session):
     deadline = time.monotonic() + 60  # the server removes it once it sees the connection gone: seconds when busy
     while os.listdir(tmp) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert os.listdir(tmp) == []
+    # Seen once in CI (PostgreSQL run) and never reproduced in 150 interrupted uploads since: the server's log
+    # says whether a worker was killed mid-upload (WORKER TIMEOUT) or what the upload's thread raised.
+    with open(live_server["log"], errors="replace") as log:
+        assert os.listdir(tmp) == [], "server log (end):\n" + log.read()[-6000:]
