@@ -55,6 +55,12 @@ class RequestBody:
 
     def read(self, size: int | None = -1) -> bytes:
         size = -1 if size is None else size
+        if size >= MIN_FETCH_BYTES and not self._buffer and self._more:
+            # An upload's large reads: the fetched bytes as they come, never more than asked (the front splits a
+            # piece that would overshoot), with no copy through the buffer. Three copies of every byte fewer: py-spy
+            # had this method among a part upload's top costs.
+            chunk, self._more = self._fetch(size)
+            return chunk
         self._fill(size)
         if size < 0 or size >= len(self._buffer):
             data = bytes(self._buffer)
@@ -162,10 +168,16 @@ class WSGIFront:
         except ClientDisconnected:
             return
 
+        leftover: list[bytes] = []  # the rest of a piece split at the end of a fetch: the start of the next one
+        arriving = True  # whether the client has more of the body to send
+
         async def next_chunk(wanted: int) -> tuple[bytes, bool]:
-            parts: list[bytes] = []
-            size, more = 0, True
-            while more and size < wanted:
+            """Up to `wanted` bytes (fewer only at the end of the body) and whether more is to come."""
+            nonlocal arriving
+            parts = leftover[:]
+            leftover.clear()
+            size = sum(map(len, parts))
+            while arriving and size < wanted:
                 try:
                     message = await asyncio.wait_for(receive(), self.timeout)
                 except TimeoutError:
@@ -174,8 +186,13 @@ class WSGIFront:
                     raise ClientDisconnected("The client went away before the end of the request body.")
                 parts.append(message.get("body", b""))
                 size += len(parts[-1])
-                more = message.get("more_body", False)
-            return b"".join(parts), more
+                arriving = message.get("more_body", False)
+            if size > wanted:
+                last = parts.pop()
+                keep = len(last) - (size - wanted)
+                parts.append(last[:keep])
+                leftover.append(last[keep:])
+            return b"".join(parts), arriving or bool(leftover)
 
         def fetch(wanted: int) -> tuple[bytes, bool]:
             return asyncio.run_coroutine_threadsafe(next_chunk(wanted), loop).result()

@@ -154,6 +154,41 @@ def test_clients_that_do_not_read_do_not_block_others(live_server, token):
         session.close()
 
 
+def test_bodies_arriving_in_odd_pieces_keep_every_byte_and_the_connection(live_server, token):
+    """Uploads cross the front's buffered start, its 1 MiB fetches and the pieces TLS delivers at sizes that
+    match none of them; the stored bytes are the sent ones, and a request pipelined right behind each body on the
+    same connection is answered (the front read the body to its end, not past it)."""
+    import hashlib
+    import random
+
+    auth = {"Authorization": f"Bearer {token}"}
+    session = requests.Session()
+    session.verify, session.trust_env = live_server["cert"], False
+    deposit = session.post(live_server["url"] + "/api/deposit/depositions", json={}, headers=auth).json()
+    path = urlsplit(deposit["links"]["bucket"]).path
+    session.close()
+    pieces = random.Random(7)
+    for size in (256 * 1024 + 1, 1024 * 1024 - 1, 3 * 1024 * 1024 + 12345):
+        body = os.urandom(size)
+        head = (f"PUT {path}/odd-{size}.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Length: {size}\r\n\r\n").encode()
+        follow = f"GET {path}/odd-{size}.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n" \
+                 "Connection: close\r\n\r\n"
+        with tls_connection(live_server, timeout=60) as sock:
+            sock.sendall(head)
+            sent = 0
+            while sent < size:
+                step = pieces.randint(1, 200_000)
+                sock.sendall(body[sent:sent + step])
+                sent += step
+            sock.sendall(follow.encode())
+            status, _, answer = read_response(sock)
+        assert status == 200, answer[:300]
+        stored, _, second = answer.partition(b"HTTP/1.1 200")
+        assert json.loads(stored)["checksum"] == "md5:" + hashlib.md5(body).hexdigest()
+        assert second.partition(b"\r\n\r\n")[2] == body  # the pipelined GET: the same bytes back
+
+
 @pytest.mark.parametrize(
     ("request_bytes", "status"),
     [
