@@ -31,7 +31,7 @@ from repository.errors import (
     ServiceUnavailable,
     disk_full,
 )
-from repository.files import quotas, writeback
+from repository.files import quotas
 from repository.storage import Database
 from repository.storage.engine import after_commit
 from repository.storage.tables.deposits import buckets, file_instances, objects
@@ -272,8 +272,6 @@ def _copy(stream: Readable, out: BinaryIO, hashes: tuple[Any, ...], limit: int |
     recv() wait for the GIL (a 1 GiB upload through gunicorn: 51 MiB/s with it, 117 MiB/s without)."""
     first, others = hashes[0], hashes[1:]
     size = 0
-    out.flush()  # the write-out below counts from the file's position
-    early = writeback.Writeback(out.fileno(), out.tell())
     with ThreadPoolExecutor(1) if others else nullcontext() as side:
         pending: Future[None] | None = None
         while chunk := stream.read(CHUNK):
@@ -285,7 +283,6 @@ def _copy(stream: Readable, out: BinaryIO, hashes: tuple[Any, ...], limit: int |
                 pending = side.submit(_update, others, chunk)
             first.update(chunk)
             out.write(chunk)
-            early.wrote(len(chunk))
         if pending is not None:
             pending.result()
     return size
