@@ -157,6 +157,58 @@ def advance(db: Database, directory: str, row: dict) -> None:
         log.info("hash frontier of multipart upload %s not advanced: %s", row["id"], exc)
 
 
+class Inline:
+    """The frontier carried over a part as its bytes arrive, for a part that starts right where the frontier
+    stands (the first part, and parts sent in order once the ones before are hashed): its bytes are hashed as they
+    are written instead of read back from the page cache after they land, and the last part of an upload no
+    longer leaves its whole length to hash before the answer (a single core's MD5 after the transfer).
+
+    Taken without the frontier's lock: `keep` saves the result only if the saved frontier is still byte for byte
+    the one this started from. Anyone who moved it meanwhile (a hasher that read the part back once it was recorded)
+    or reset it (an earlier part re-sent, `forget_from`) wins, and the bytes hashed here are simply dropped, so a
+    frontier never holds bytes other than those stored."""
+
+    def __init__(self, directory: str, saved: bytes, md5: resumable.Hash, sha256: resumable.Hash) -> None:
+        self.directory, self.saved, self.md5, self.sha256 = directory, saved, md5, sha256
+
+    @classmethod
+    def at(cls, directory: str, offset: int) -> Inline | None:
+        """An inline frontier for a part starting at `offset`, or None when the frontier stands elsewhere."""
+        if not resumable.available():
+            return None
+        saved = _saved(directory)
+        loaded = resumable.load(saved)
+        at, md5, sha256 = loaded or (0, resumable.Hash("md5"), resumable.Hash("sha256"))
+        return cls(directory, saved, md5, sha256) if at == offset else None
+
+    @property
+    def hashes(self) -> tuple[resumable.Hash, resumable.Hash]:
+        return self.md5, self.sha256
+
+    def keep(self, end: int) -> None:
+        """Save the frontier at `end` (the part's bytes all hashed, the part recorded, its lock still held)."""
+        try:
+            lock = _HashLock(self.directory)
+            if not lock.acquire(blocking=False):
+                return  # a hasher at work: it reads the part back, as it would have without this
+            try:
+                if _saved(self.directory) == self.saved:
+                    _save_frontier(self.directory, end, self.md5, self.sha256)
+            finally:
+                lock.release()
+        except OSError as exc:  # aborted meanwhile, a full disk for the state file
+            log.info("hash frontier in %s not kept: %s", self.directory, exc)
+
+
+def _saved(directory: str) -> bytes:
+    """The saved frontier's bytes as they are (empty: none yet, or removed by `forget_from`)."""
+    try:
+        with open(os.path.join(directory, HASH_STATE), "rb") as source:
+            return source.read()
+    except FileNotFoundError:
+        return b""
+
+
 def forget_from(directory: str, offset: int) -> None:
     """Before a part already recorded is overwritten: a frontier past its start hashed the old bytes, so it starts
     again from zero (rare: clients re-send the parts missing from the listing, which were never hashed)."""

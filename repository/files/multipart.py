@@ -213,9 +213,10 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
         crc = digests.Crc32()  # the part's own checksum; an MD5 only when the client sent one (digests)
         reader = digests.HashingReader(stream, list(expected), known=())
         try:
+            inline = frontier.Inline.at(upload_dir(store, upload_id), offset)
             with open(os.path.join(upload_dir(store, upload_id), DATA), "r+b") as out:
                 out.seek(offset)
-                received = buckets._copy(reader, out, (crc,), size)
+                received = buckets._copy(reader, out, (crc, *(inline.hashes if inline else ())), size)
                 out.flush()
                 os.fdatasync(out.fileno())
         except FileNotFoundError:
@@ -236,6 +237,8 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             part = {"upload_id": upload_id, "part_number": number, "size": size,
                     "checksum": "crc32:" + crc.hexdigest(), "created": utcnow()}
             conn.execute(insert(multipart_parts).values(**part))
+        if inline is not None:  # recorded, and still ours (the part's lock): the frontier may move past it
+            inline.keep(offset + size)
     frontier.advance(db, upload_dir(store, upload_id), row)
     return row, part
 

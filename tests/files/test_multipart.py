@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import os
 import threading
 import zlib
 from pathlib import Path
 
 import pytest
+from helpers.bodies import PausedBody
 from helpers.factories import make_deposit, publish, upload
 from helpers.http import https_client
 
@@ -150,32 +150,10 @@ def test_abort_removes_everything(client, auth, bucket, settings):
     assert contents(client, auth, bucket) == []
 
 
-class _Paused(io.BytesIO):
-    """A part's body that stops half way until let go (a client whose connection is still sending)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.half = len(data) // 2
-        self.halfway, self.go_on = threading.Event(), threading.Event()
-
-    def read(self, size: int | None = -1) -> bytes:
-        if self.tell() == self.half:
-            self.halfway.set()
-            self.go_on.wait(60)
-        if self.tell() < self.half and (size is None or size < 0 or self.tell() + size > self.half):
-            size = self.half - self.tell()
-        return super().read(size)
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]  # werkzeug reads through this
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
 def test_an_abort_during_a_part_leaves_nothing(app, auth, bucket, settings):
     client = https_client(app)
     uid = start(client, auth, bucket).json["id"]
-    body = _Paused(chunk(0))
+    body = PausedBody(chunk(0))
     answers: list = []
     sender = threading.Thread(target=lambda: answers.append(https_client(app).put(
         f"{bucket}/big.bin?uploadId={uid}&partNumber=0", input_stream=body, headers=auth)))

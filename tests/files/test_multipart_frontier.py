@@ -88,6 +88,36 @@ def test_a_part_resent_after_it_was_hashed_starts_the_hash_again(client, auth, b
     finish(client, auth, bucket, uid, DATA[:PART] + other + DATA[2 * PART:])
 
 
+def test_a_part_hashed_as_it_arrives_yields_to_an_earlier_part_resent_meanwhile(app, auth, bucket, settings):
+    """Part 1 starts at the frontier (part 0 hashed), so its bytes are hashed as they arrive from the state after
+    part 0; half way, part 0 is sent again with other bytes and hashed again. Part 1's hash, made from the old
+    part 0, must not become the frontier: the digests at complete are those of the bytes stored."""
+    import threading
+
+    from helpers.bodies import PausedBody
+    from helpers.http import https_client
+
+    client = https_client(app)
+    uid = begin(client, auth, bucket)
+    send(client, auth, bucket, uid, 0)
+    assert frontier(settings, uid) == PART
+    body = PausedBody(DATA[PART:2 * PART])
+    answers: list = []
+    sender = threading.Thread(target=lambda: answers.append(https_client(app).put(
+        f"{bucket}/f.bin?uploadId={uid}&partNumber=1", input_stream=body, headers=auth)))
+    sender.start()
+    assert body.halfway.wait(60)
+    other = bytes(reversed(DATA[:PART]))
+    send(client, auth, bucket, uid, 0, other)
+    assert frontier(settings, uid) == PART  # forgotten, then hashed again over the new part 0
+    body.go_on.set()
+    sender.join(60)
+    assert answers[0].status_code == 200, answers[0].json
+    for n in (2, 3, 4):
+        send(client, auth, bucket, uid, n)
+    finish(client, auth, bucket, uid, other + DATA[PART:])
+
+
 @pytest.mark.parametrize("damage", ["lost", "torn"])
 def test_a_lost_or_torn_frontier_only_means_hashing_again(client, auth, bucket, settings, damage):
     uid = begin(client, auth, bucket)
