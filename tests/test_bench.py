@@ -197,3 +197,16 @@ def test_an_interrupted_load_resumes_where_it_stopped(tmp_path, monkeypatch) -> 
     got, indexed = titles(resumed)
     assert got == expected and len(got) == 40
     assert len(indexed) == 40  # every record in the live index after the swap
+
+
+def test_the_multipart_verdict_is_for_four_parts_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    from report import verdicts  # bench/'s modules import their neighbours as bench.py runs them
+
+    def multipart(parallel: int | None) -> dict:
+        result = {"ratio": 0.57, **({"parallel": parallel} if parallel is not None else {})}
+        return next(v for v in verdicts({"multipart": result}) if v["name"] == "multipart")
+
+    assert multipart(4)["met"] is False and multipart(4)["value"] == 0.57
+    assert multipart(None)["met"] is False  # reports from before `parallel` was recorded
+    assert multipart(1)["value"] is None and multipart(1)["met"] is None  # reported in its line, not judged
