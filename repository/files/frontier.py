@@ -86,14 +86,11 @@ class _HashLock:
         os.close(self.fd)
 
 
-def _frontier(directory: str) -> tuple[int, resumable.Hash, resumable.Hash]:
-    """The saved frontier (bytes hashed from the start, and both hash states), or a fresh one."""
-    try:
-        with open(os.path.join(directory, HASH_STATE), "rb") as source:
-            loaded = resumable.load(source.read())
-    except FileNotFoundError:
-        loaded = None
-    return loaded or (0, resumable.Hash("md5"), resumable.Hash("sha256"))
+def _frontier(directory: str, saved: bytes | None = None) -> tuple[int, resumable.Hash, resumable.Hash]:
+    """The saved frontier (bytes hashed from the start, and both hash states), or a fresh one; from `saved`, the
+    state file's bytes, when the caller has read them already."""
+    return resumable.load(_saved(directory) if saved is None else saved) or (
+        0, resumable.Hash("md5"), resumable.Hash("sha256"))
 
 
 def _save_frontier(directory: str, offset: int, md5: resumable.Hash, sha256: resumable.Hash) -> None:
@@ -177,8 +174,7 @@ class Inline:
         if not resumable.available():
             return None
         saved = _saved(directory)
-        loaded = resumable.load(saved)
-        at, md5, sha256 = loaded or (0, resumable.Hash("md5"), resumable.Hash("sha256"))
+        at, md5, sha256 = _frontier(directory, saved)
         return cls(directory, saved, md5, sha256) if at == offset else None
 
     @property

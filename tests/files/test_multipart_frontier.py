@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import pytest
+from helpers.bodies import PausedBody
 from helpers.factories import make_deposit
-from helpers.http import download
+from helpers.http import download, https_client
 
 from repository.files import resumable
 
@@ -92,11 +94,6 @@ def test_a_part_hashed_as_it_arrives_yields_to_an_earlier_part_resent_meanwhile(
     """Part 1 starts at the frontier (part 0 hashed), so its bytes are hashed as they arrive from the state after
     part 0; half way, part 0 is sent again with other bytes and hashed again. Part 1's hash, made from the old
     part 0, must not become the frontier: the digests at complete are those of the bytes stored."""
-    import threading
-
-    from helpers.bodies import PausedBody
-    from helpers.http import https_client
-
     client = https_client(app)
     uid = begin(client, auth, bucket)
     send(client, auth, bucket, uid, 0)

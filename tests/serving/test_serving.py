@@ -3,9 +3,11 @@ its own errors with the error object, keeps tokens out of its log and believes n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import random
 import socket
 import ssl
 import subprocess
@@ -158,9 +160,6 @@ def test_bodies_arriving_in_odd_pieces_keep_every_byte_and_the_connection(live_s
     """Uploads cross the front's buffered start, its 1 MiB fetches and the pieces TLS delivers at sizes that
     match none of them; the stored bytes are the sent ones, and a request pipelined right behind each body on the
     same connection is answered (the front read the body to its end, not past it)."""
-    import hashlib
-    import random
-
     auth = {"Authorization": f"Bearer {token}"}
     session = requests.Session()
     session.verify, session.trust_env = live_server["cert"], False
