@@ -58,7 +58,7 @@ def record_row(db: Database, settings: Settings, recid: int) -> dict:
 
 def _row_and_copy(db: Database, settings: Settings, search: SearchBackend, recid: int) -> tuple[dict, bytes | None]:
     """`record_row` with the record's stored copy when current (`stored.row_with_copy`), in one query."""
-    with db.read() as conn:
+    with db.read_one() as conn:
         found = stored.row_with_copy(conn, settings, search, recid)
         row = _live(conn, settings, recid, found[0] if found is not None else None)
     return row, found[1] if found is not None else None

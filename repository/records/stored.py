@@ -146,28 +146,30 @@ def save(conn: Connection, settings: Settings, search: SearchBackend, derived: D
     return [(v["record_id"], v["revision"], engine_document(search, v["document"], v["record"])) for v in values]
 
 
-def _row_with_copy_statement() -> Select:
+@functools.lru_cache(maxsize=4)
+def _row_with_copy_statement(forms: int) -> Select:
     """The records row of `recid` with its counts (`build.get_record_row_with_counts`) and its stored copy when that
-    is of the row's revision and last change and in one of `engines` (`readable_forms`), still packed (NULL
-    otherwise)."""
+    is of the row's revision and last change and in one of the `forms` engine forms `engine_0`... (`readable_forms`),
+    still packed (NULL otherwise). Built once per number of forms: a bound parameter each rather than an expanding
+    list, which SQLAlchemy would rewrite into the SQL at every execution."""
     copy = built_records.c
     return (build.row_with_counts_statement()
             .add_columns(type_coerce(copy.record, LargeBinary).label(_COPY))  # unpacked only when used
             .outerjoin(built_records, and_(copy.record_id == records.c.id, copy.revision == records.c.revision,
                                            copy.updated == records.c.updated,
-                                           copy.engine.in_(bindparam("engines", expanding=True)))))
+                                           copy.engine.in_([bindparam(f"engine_{n}") for n in range(forms)]))))
 
 
 _COPY = "stored_copy"
-_ROW_WITH_COPY = _row_with_copy_statement()
 
 
 def row_with_copy(conn: Connection, settings: Settings, search: SearchBackend,
                   recid: int) -> tuple[dict, bytes | None] | None:
     """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it, and its stored
     copy (packed) when that is current (see `stored_record`), in one query; None for no such row."""
-    found = conn.execute(_ROW_WITH_COPY,
-                         {"recid": recid, "engines": readable_forms(settings, search)}).mappings().first()
+    forms = readable_forms(settings, search)
+    parameters = {"recid": recid, **{f"engine_{n}": form for n, form in enumerate(forms)}}
+    found = conn.execute(_row_with_copy_statement(len(forms)), parameters).mappings().first()
     if found is None:
         return None
     row = build.row_with_counts(found)
