@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""What counting a record read costs, in one process (no HTTP, no TLS): `--reads` distinct records read through the
-app (`GET /api/records/<id>`, each a COUNTER investigation buffered by repository.records.stats), then the worker's
-pass that aggregates their events, each timed in CPU (`time.process_time`), per read and per event, `--rounds` times.
+"""What counting a record read costs, in one process (no HTTP, no TLS, no Flask): `--reads` distinct records read as
+`GET /api/records/<id>` reads them (`repository.records.read.read_record`, each a COUNTER investigation buffered by
+repository.records.stats), then the worker's pass that aggregates their events, each timed in CPU
+(`time.process_time`), per read and per event, `--rounds` times.
 
     python bench/usage_bench.py --instance /work/inst-20k [--reads 3000] [--rounds 2]
 
@@ -17,42 +18,41 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's root: app.py
-
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's root
 PUBLIC_BASE = "https://127.0.0.1:5000"  # the corpus's BASE_URL (bench/bench.py's)
 
 
 def measure(instance: str, reads: int, rounds: int) -> dict:
-    os.environ.update({"INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
-                       "BACKGROUND_WORKER": "false", "SECRET_KEY": "bench-secret", "LOG_LEVEL": "warning"})
-    os.environ.pop("DATABASE_URL", None)
     from sqlalchemy import select
 
-    from app import create_app
+    from repository.config import Settings
+    from repository.records.read import read_record
+    from repository.records.stats import Visit
+    from repository.services import build_services
     from repository.storage.tables.deposits import records
 
-    app = create_app()
-    services = app.extensions["repository"]
-    client = app.test_client()
-    with services.db.read() as conn:
+    settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=PUBLIC_BASE, BACKGROUND_WORKER=False,
+                              SECRET_KEY="bench-secret")
+    s = build_services(settings)
+    with s.db.read() as conn:
         ids = list(conn.execute(select(records.c.id).where(records.c.deleted.is_(None))).scalars())
     random.Random(7).shuffle(ids)
-    services.stats.on_pass()  # what earlier runs left
+    s.stats.on_pass()  # what earlier runs left
     out: dict = {"reads": reads, "rounds": []}
     for n in range(rounds):
-        paths = [f"/api/records/{recid}" for recid in ids[n * reads:(n + 1) * reads]]
+        chosen = ids[n * reads:(n + 1) * reads]
         started = time.process_time()
-        for path in paths:
-            response = client.get(path, base_url=PUBLIC_BASE, headers={"User-Agent": "Mozilla/5.0 (bench) Firefox/120.0"})
-            assert response.status_code in (200, 301), (path, response.status_code)
+        for recid in chosen:
+            visit = Visit(None, "192.0.2.1", "Mozilla/5.0 (bench) Firefox/120.0", s.clock())
+            read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, None, visit=visit)
         read_cpu = time.process_time() - started
-        services.stats.flush()
+        s.stats.flush()
         started = time.process_time()
-        events = services.stats.on_pass()
+        events = s.stats.on_pass()
         pass_cpu = time.process_time() - started
-        out["rounds"].append({"read_us": round(read_cpu / len(paths) * 1e6), "events": events,
+        out["rounds"].append({"read_us": round(read_cpu / len(chosen) * 1e6), "events": events,
                               "aggregate_us_per_event": round(pass_cpu / max(events, 1) * 1e6)})
-    services.db.dispose()
+    s.db.dispose()
     return out
 
 
