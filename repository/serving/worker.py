@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import ssl
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,9 @@ from repository.serving.adapter import WSGIFront
 from repository.serving.logs import install_redaction
 
 HEADER_TIMEOUT = 10.0  # seconds from the connection (TLS handshake included) to the end of the request's headers
+ACCEPT_WAIT_PER_CONNECTION = 0.0005  # seconds a worker waits before accepting, per connection it holds (`_accept`)
+ACCEPT_WAIT_MAX = 0.002  # ... at most: 500 accepts a second per worker however many connections it holds
+ACCEPT_RETRY = 0.1  # seconds before accepting again after the system refused (no file descriptor left)
 
 MESSAGES = {
     400: "The request is malformed (request line, headers or chunked body).",
@@ -122,18 +126,52 @@ class Worker(_GunicornWorker):
         self.asgi = WSGIFront(self.wsgi, threads=self.cfg.threads, timeout=float(self.cfg.timeout or 30))
 
     async def _serve(self) -> None:
-        """gunicorn's loop, with this module's protocol and a TLS handshake deadline."""
+        """gunicorn's loop, with this module's protocol, a TLS handshake deadline and accepts shared out (`_accept`)."""
         ssl_context = self._get_ssl_context()
-        for sock in self.sockets:
-            server = await self.loop.create_server(
-                lambda: Protocol(self), sock=sock.sock, ssl=ssl_context,
-                ssl_handshake_timeout=HEADER_TIMEOUT if ssl_context else None, start_serving=True,
-            )
-            self.servers.append(server)
+        self._handshakes: set[asyncio.Task[None]] = set()
+        accepting = [self.loop.create_task(self._accept(sock.sock, ssl_context)) for sock in self.sockets]
         while self.alive:
             self.notify()
             if self.ppid != os.getppid():
                 self.log.info("Parent changed, shutting down: %s", self)
                 break
             await asyncio.sleep(1.0)
+        for task in accepting:  # accept no more (gunicorn's shutdown then waits for the open connections)
+            task.cancel()
         await self._shutdown()
+
+    async def _accept(self, listener: socket.socket, ssl_context: ssl.SSLContext | None) -> None:
+        """Accept connections on `listener`, which every worker shares, one at a time, each worker waiting a little
+        longer the more connections it holds. An event loop's server accepts every connection waiting at once, so the
+        first worker to wake took them all: a client's 16 keep-alive connections opened together (a benchmark, a
+        proxy's pool of upstream connections) landed on one worker in one try out of six, and that worker's one core
+        then served them all (half the requests a second of an even spread). Waiting lets the workers that hold
+        fewer take the next one; the wait is bounded, so a busy server still accepts hundreds a second per worker."""
+        listener.setblocking(False)  # shared by the workers' loops (the flag is the open file's, the same for all)
+        while self.alive:
+            held = self.nr_conns + len(self._handshakes)  # a connection counts from its accept, before its handshake
+            delay = min(held * ACCEPT_WAIT_PER_CONNECTION, ACCEPT_WAIT_MAX)
+            if delay:
+                await asyncio.sleep(delay)
+            try:
+                connection, _ = await self.loop.sock_accept(listener)
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                continue  # another worker took it, or the client left before it was accepted
+            except OSError as exc:  # out of file descriptors or memory: keep serving what is open, try again soon
+                self.log.warning("could not accept a connection: %s", exc)
+                await asyncio.sleep(ACCEPT_RETRY)
+                continue
+            task = self.loop.create_task(self._connect(connection, ssl_context))
+            self._handshakes.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self._handshakes.discard)
+
+    async def _connect(self, connection: socket.socket, ssl_context: ssl.SSLContext | None) -> None:
+        """Serve an accepted connection with `Protocol`, after its TLS handshake (bounded by HEADER_TIMEOUT)."""
+        try:
+            await self.loop.connect_accepted_socket(
+                lambda: Protocol(self), connection, ssl=ssl_context,
+                ssl_handshake_timeout=HEADER_TIMEOUT if ssl_context else None,
+            )
+        except (TimeoutError, OSError) as exc:  # a failed or abandoned handshake (ssl.SSLError is an OSError)
+            connection.close()
+            self.log.debug("connection dropped before it was served: %s", exc)
