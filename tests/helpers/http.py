@@ -1,6 +1,7 @@
 """Small helpers shared by tests."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -94,3 +95,23 @@ def log_text(path: str, ready: Callable[[str], bool], timeout: float = 60.0) -> 
         if ready(text) or time.monotonic() > deadline:
             return text
         time.sleep(0.05)
+
+
+def workers_answering(server: dict) -> set[str]:
+    """The worker processes that have answered the live server (`live_server_3_workers`: its log names each one)."""
+    with open(server["log"]) as handle:
+        return set(re.findall(r"pid=<?(\d+)>? ", handle.read()))
+
+
+def wait_for_workers(server: dict, count: int, seconds: float = 120) -> None:
+    """Send CORS preflights (which no limit counts) on new connections until `count` workers have answered: they
+    boot slowly on a busy machine, and a worker still starting neither answers nor takes a connection."""
+    deadline = time.monotonic() + seconds
+    preflight = {"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "GET"}
+    while len(workers_answering(server)) < count and time.monotonic() < deadline:
+        with requests.Session() as session:
+            session.trust_env = False
+            try:
+                session.options(server["url"] + "/api/", headers=preflight, verify=server["cert"], timeout=30)
+            except requests.RequestException:
+                time.sleep(0.2)

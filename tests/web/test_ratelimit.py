@@ -3,13 +3,12 @@ the processes of one machine (a file under INSTANCE_PATH, by default) or of many
 
 import os
 import re
-import time
 import uuid
 
 import pytest
 import redis
 import requests
-from helpers.http import https_client
+from helpers.http import https_client, wait_for_workers
 
 from app import create_app
 
@@ -111,30 +110,11 @@ def test_counter_file_settings_are_checked(make_settings, tmp_path):
     assert not_ours.read_bytes() == b"precious data"
 
 
-def _workers_answering(server: dict) -> set[str]:
-    with open(server["log"]) as handle:
-        return set(re.findall(r"pid=<?(\d+)>? ", handle.read()))
-
-
-def _wait_for_workers(server: dict, count: int, seconds: float = 120) -> None:
-    """Send CORS preflights (which no limit counts) on new connections until `count` workers have answered: they
-    boot slowly on a busy machine, and one worker alone would prove nothing."""
-    deadline = time.monotonic() + seconds
-    preflight = {"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "GET"}
-    while len(_workers_answering(server)) < count and time.monotonic() < deadline:
-        with requests.Session() as session:
-            session.trust_env = False
-            try:
-                session.options(server["url"] + "/api/", headers=preflight, verify=server["cert"], timeout=30)
-            except requests.RequestException:
-                time.sleep(0.2)
-
-
 def test_limits_hold_across_the_real_servers_worker_processes(live_server_3_workers):
     """120 rapid guest requests, each on a new connection (so any of the 3 workers may answer): exactly the
     first 60 are answered, Remaining going down by one each time, and the rest are refused."""
     server = live_server_3_workers
-    _wait_for_workers(server, 3)
+    wait_for_workers(server, 3)
     responses = []
     for _ in range(120):
         with requests.Session() as session:  # a new TLS connection per request
