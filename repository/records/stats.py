@@ -198,18 +198,18 @@ class _Neighbours:
         last: dict[_ClickKey, datetime] = {}
         for event in pending:  # in order of `created`
             last[_click_key(event)] = event["created"]
-        as_time = _time_parameter(conn)
-        low = {"low": as_time(pending[0]["created"])}  # every event before it is aggregated already
+        as_time, time_type = _time_parameter(conn), _time_type(conn)
+        low = {"low": pending[0]["created"]}  # every event before it is aggregated already
         later: set[int] = set()
         for keys in _chunks(sorted(last)):
             rows = [(*key, as_time(last[key])) for key in keys]
             size, parameters = _padded(len(rows)), {**_rows(rows), **low}
-            for row in conn.execute(_clicks_query(size, "before", _time_type(conn)), parameters):
+            for row in conn.execute(_clicks_query(size, "before", time_type), parameters):
                 if row.created is not None:
                     found.before[(row.visitor, row.recid, row.kind, row.file_key)] = row.created
-            for row in conn.execute(_clicks_query(size, "within", _time_type(conn)), parameters):
+            for row in conn.execute(_clicks_query(size, "within", time_type), parameters):
                 found._add((row.visitor, row.recid, row.kind, row.file_key), row)
-            later.update(row.id for row in conn.execute(_clicks_query(size, "after", _time_type(conn)), parameters)
+            later.update(row.id for row in conn.execute(_clicks_query(size, "after", time_type), parameters)
                          if row.id is not None)  # fmt: skip
         e = usage_events.c
         for ids in _chunks(sorted(later)):
@@ -263,7 +263,8 @@ def _time_type(conn: Connection) -> str:
 
 
 def _time_parameter(conn: Connection) -> Callable[[datetime], object]:
-    """An instant as the column stores it (SQLAlchemy's DateTime text on SQLite), for untyped parameters."""
+    """An instant as the column stores it (SQLAlchemy's DateTime text on SQLite), for the untyped parameters of a
+    VALUES list."""
     process = DateTime().dialect_impl(conn.dialect).bind_processor(conn.dialect)
     return process if process is not None else (lambda when: when)
 
@@ -300,7 +301,7 @@ def _clicks_query(size: int, part: str, time_type: str) -> TextualSelect:
     statement = text(f"{_values_sql('b', columns, size)}\n{_CLICK_SQL[part]}")
     if part == "after":
         return statement.columns(id=Integer)
-    statement = statement.bindparams(bindparam("low", type_=String if time_type == "TEXT" else DateTime))
+    statement = statement.bindparams(bindparam("low", type_=DateTime))
     return statement.columns(id=Integer, visitor=String, recid=Integer, kind=String, file_key=Text, created=DateTime,
                              counted=Boolean, size=BigInteger)  # fmt: skip
 
