@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+import requests
 from helpers.http import free_port, https_client
 from sqlalchemy import URL, create_engine, make_url, text
 from werkzeug.routing import Rule
@@ -328,6 +329,8 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
     else:
         proc.kill()
         proc.wait()
+    if proc.poll() is None:
+        _wait_until_answering(f"https://127.0.0.1:{port}/healthz", str(instance / "tls" / "cert.pem"), proc)
     if proc.poll() is not None:
         log.close()
         raise RuntimeError("server did not start:\n" + (instance / "server.log").read_text())
@@ -335,6 +338,20 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterat
            "log": str(instance / "server.log")}
     _stop_group(proc)
     log.close()
+
+
+def _wait_until_answering(url: str, cert: str, proc: subprocess.Popen, seconds: float = 120) -> None:
+    """Until a worker answers `url`: the port accepts connections as soon as the master listens, but a worker
+    answers only once it has built the app (12 s and more on a busy machine, longer than a test's timeout)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with requests.Session() as session:
+                session.trust_env = False
+                session.get(url, verify=cert, timeout=30)
+            return
+        except (requests.RequestException, OSError):
+            time.sleep(0.2)
 
 
 def _stop_group(proc: subprocess.Popen) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from urllib.parse import quote, urlencode
 
-from flask import Blueprint, Response, redirect, request
+from flask import Blueprint, Response, g, redirect, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -48,10 +48,12 @@ def _context() -> RenderContext:
 
 
 def _serializer() -> serializers.Serializer:
-    return negotiate(
-        request.headers.get("Accept"), request.args.get("format"), list(serializers.REGISTRY.values()),
-        serializers.DEFAULT,
-    )
+    """The format this request asks for (negotiated once: a record read asks for it twice, for its ETag first)."""
+    if "serializer" not in g:
+        g.serializer = negotiate(request.headers.get("Accept"), request.args.get("format"),
+                                 list(serializers.REGISTRY.values()), serializers.DEFAULT)
+    chosen: serializers.Serializer = g.serializer
+    return chosen
 
 
 def _content_type(serializer: serializers.Serializer) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Connection, RowMapping, Select, bindparam, func, select, update
+from sqlalchemy import Connection, Select, bindparam, func, select, update
 
 from repository.communities import inclusions
 from repository.config import Settings
@@ -200,7 +201,7 @@ def get_record_row_with_counts(conn: Connection, recid: int) -> dict | None:
     return row_with_counts(row) if row is not None else None
 
 
-def row_with_counts(result: RowMapping) -> dict:
+def row_with_counts(result: Mapping[Any, Any]) -> dict:
     """A row of `row_with_counts_statement` as `get_record_row_with_counts` gives it."""
     found = dict(result)
     for key, prefix in ((VERSION_COUNTS, "version_usage_"), (CONCEPT_COUNTS, "concept_usage_")):

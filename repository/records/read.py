@@ -58,22 +58,33 @@ def record_row(db: Database, settings: Settings, recid: int) -> dict:
 
 def _row_and_copy(db: Database, settings: Settings, search: SearchBackend, recid: int) -> tuple[dict, bytes | None]:
     """`record_row` with the record's stored copy when current (`stored.row_with_copy`), in one query."""
-    with db.read_one() as conn:
-        found = stored.row_with_copy(conn, settings, search, recid)
-        row = _live(conn, settings, recid, found[0] if found is not None else None)
-    return row, found[1] if found is not None else None
+    found = stored.row_with_copy(db, settings, search, recid)
+    if found is None:
+        with db.read() as conn:
+            raise _missing(conn, settings, recid)
+    _check_live(found[0])
+    return found
 
 
 def _live(conn: Connection, settings: Settings, recid: int, row: dict | None) -> dict:
     """`row` (that of `recid`, or None) when it is a live record's; else the errors of `record_row`."""
-    if row is not None:
-        if row["deleted"] is not None:
-            raise Gone("PID has been deleted.")
-        return row
+    if row is None:
+        raise _missing(conn, settings, recid)
+    _check_live(row)
+    return row
+
+
+def _check_live(row: dict) -> None:
+    if row["deleted"] is not None:
+        raise Gone("PID has been deleted.")
+
+
+def _missing(conn: Connection, settings: Settings, recid: int) -> ApiError:
+    """The error for `recid` without a records row: Moved to its latest version for a concept id, else NotFound."""
     latest = build.latest_version(conn, recid) if build.is_concept(conn, recid) else None
     if latest is not None:
-        raise Moved(f"{settings.BASE_URL}/api/records/{latest}", latest)
-    raise NotFound("PID does not exist.")
+        return Moved(f"{settings.BASE_URL}/api/records/{latest}", latest)
+    return NotFound("PID does not exist.")
 
 
 def etag(row: dict, with_files: bool, form: str, with_counts: bool) -> str:

@@ -111,10 +111,7 @@ class Usage:
         """The visitor of this day and COUNTER's session (R5 §7.3: the visitor, the date and the hour), hashed with
         the instance's secret so that neither can be traced back to an address by trying them all."""
         who = f"user:{visit.user_id}" if visit.user_id is not None else f"client:{visit.address}|{visit.user_agent}"
-        day = visit.when.strftime("%Y-%m-%d")
-        visitor = hmac.new(self._secret, f"{who}|{day}".encode(), hashlib.sha256).hexdigest()[:32]
-        session = hmac.new(self._secret, f"{visitor}|{visit.when:%H}".encode(), hashlib.sha256).hexdigest()[:32]
-        return visitor, session
+        return _hashed_keys(self._secret, who, visit.when.strftime("%Y-%m-%d"), visit.when.strftime("%H"))
 
     def flush(self) -> int:
         """Write this process's buffered events; returns how many."""
@@ -384,3 +381,10 @@ def record_stats(concept: tuple[int, ...], version: tuple[int, ...]) -> dict[str
     """A record's `stats`: its concept's totals (every version) and its version's (`version_*`)."""
     return {**dict(zip(COUNTS, concept, strict=True)),
             **{f"version_{name}": n for name, n in zip(COUNTS, version, strict=True)}}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _hashed_keys(secret: bytes, who: str, day: str, hour: str) -> tuple[str, str]:
+    """`Usage._keys` of a visitor in an hour (kept: a visitor's reads come in runs, and each costs two HMACs)."""
+    visitor = hmac.new(secret, f"{who}|{day}".encode(), hashlib.sha256).hexdigest()[:32]
+    return visitor, hmac.new(secret, f"{visitor}|{hour}".encode(), hashlib.sha256).hexdigest()[:32]

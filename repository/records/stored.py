@@ -163,13 +163,13 @@ def _row_with_copy_statement(forms: int) -> Select:
 _COPY = "stored_copy"
 
 
-def row_with_copy(conn: Connection, settings: Settings, search: SearchBackend,
+def row_with_copy(db: Database, settings: Settings, search: SearchBackend,
                   recid: int) -> tuple[dict, bytes | None] | None:
     """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it, and its stored
-    copy (packed) when that is current (see `stored_record`), in one query; None for no such row."""
+    copy (packed) when that is current (see `stored_record`), in one prepared query; None for no such row."""
     forms = readable_forms(settings, search)
     parameters = {"recid": recid, **{f"engine_{n}": form for n, form in enumerate(forms)}}
-    found = conn.execute(_row_with_copy_statement(len(forms)), parameters).mappings().first()
+    found = db.prepared(_row_with_copy_statement(len(forms))).first(parameters)
     if found is None:
         return None
     row = build.row_with_counts(found)

@@ -9,10 +9,11 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, Select, create_engine, event, text
 from sqlalchemy.engine import make_url
 
 from repository.storage import packing
+from repository.storage.prepared import PreparedRead
 
 BUSY_TIMEOUT_MS = 30_000  # how long a SQLite writer queues for the lock
 # Asked for a scan: SQLite maps at most the file and its build's cap (often 2 GB) and reads the rest as usual.
@@ -34,6 +35,7 @@ class Database:
         # Work that code inside a transaction asks for by name (`after_commit(conn, name)`), wired once at start-up
         # by the object that does it (the indexer applies the outbox), so the domain needs no handle on it.
         self.hooks: dict[str, Callable[..., object]] = {}
+        self._prepared: dict[int, PreparedRead] = {}  # by the id of the statement (which each keeps)
         packing.attach(engine)  # its packed columns use its own zstd dictionaries
         _OPEN.add(self)
 
@@ -48,13 +50,13 @@ class Database:
         with self.engine.connect() as conn:
             yield conn
 
-    @contextmanager
-    def read_one(self) -> Iterator[Connection]:
-        """A connection for a read that one statement answers (a record read's row, counts and stored copy): SQLite
-        runs it without a BEGIN of ours, as its own transaction, which is as consistent for one statement and saves a
-        round through the driver on the busiest read (statements after the first are each their own transaction)."""
-        with self.engine.connect() as conn:
-            yield conn.execution_options(single_statement=True)
+    def prepared(self, statement: Select) -> PreparedRead:
+        """`statement` compiled once for this database and run without a Connection around it (storage/prepared.py):
+        for the busiest reads that one statement answers (a record's row, counts and stored copy)."""
+        found = self._prepared.get(id(statement))
+        if found is None or found.statement is not statement:
+            found = self._prepared[id(statement)] = PreparedRead(self.engine, statement)
+        return found
 
     @contextmanager
     def scan(self) -> Iterator[Connection]:
@@ -176,10 +178,7 @@ def _sqlite_events(engine: Engine) -> None:
     def on_begin(conn: Connection) -> None:
         # A write transaction takes the write lock at BEGIN: two writers then queue on busy_timeout instead of
         # one failing with "database is locked" when it upgrades a read lock mid-transaction.
-        options = conn.get_execution_options()
-        if options.get("single_statement"):
-            return  # Database.read_one: the driver's autocommit makes the statement its own transaction
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get("write") else "BEGIN")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
 def open_database(url: str) -> Database:
