@@ -4,7 +4,7 @@ converted by the column types' own result processors (the packed columns' unpack
 That is what `Connection.execute` does, without what it adds at every execution: a Connection object, an
 execution context, the compiled cache's key, a result object with its metadata, a transaction of ours. On the
 busiest read of the service (a record's row with its counts and stored copy, `records/read.py`) those cost
-~210 µs of ~340 µs of CPU per read (measured on 20,000 records, alternated three times). Driver errors are
+~215 µs of ~350 µs of CPU per read (20,000 records, a loaded machine: 344-360 µs, prepared 129-134). Driver errors are
 raised as SQLAlchemy's own exceptions (`OperationalError` and the rest), so the application's handlers (503 while
 the database is down, 507 when it is full) answer them as they answer any other query's; a lost connection is
 invalidated in the pool as `Connection.execute` would. Only for statements that one execution answers: a
