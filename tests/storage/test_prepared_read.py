@@ -4,11 +4,26 @@ driver error as the same SQLAlchemy exception, which the application's handlers 
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pytest
-from sqlalchemy import Column, DateTime, Integer, MetaData, Table, bindparam, insert, select, type_coerce
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    type_coerce,
+)
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from repository.storage import open_database
 from repository.storage.packing import PackedJSON
@@ -66,4 +81,32 @@ def test_a_driver_error_is_sqlalchemys_exception(db):
     assert type(by_prepared.value.orig) is type(by_execute.value.orig)
     # The connection went back to the pool in order (PostgreSQL's failed transaction rolled back): reads go on.
     for _ in range(8):
+        assert db.prepared(STATEMENT).first({"since": datetime(2025, 1, 1), "email": "a@example.org", "doc": {}})
+
+
+def test_a_connection_lost_mid_read_is_invalidated(db, database_url):
+    # PostgreSQL only: its backend is terminated while the read runs (the pool's pre-ping covers a connection that
+    # died while idle; this is the one that dies under a query). The read fails as Connection.execute fails, with
+    # the connection marked invalidated, and the pool never hands that connection out again.
+    if not database_url.startswith("postgresql"):
+        pytest.skip("needs a server whose backend can be killed")
+    sleeping = db.prepared(select(func.pg_sleep(bindparam("seconds", type_=Float)).label("slept")))
+    with ThreadPoolExecutor(1) as pool:
+        outcome = pool.submit(sleeping.first, {"seconds": 30})
+        killed = 0
+        with db.engine.connect() as admin:
+            for _ in range(200):  # until the read's backend is seen running its statement
+                killed = admin.execute(text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep%'"
+                )).scalar_one()
+                admin.commit()
+                if killed:
+                    break
+                time.sleep(0.05)
+        assert killed == 1
+        with pytest.raises(OperationalError) as lost:
+            outcome.result(timeout=30)
+    assert lost.value.connection_invalidated
+    for _ in range(8):  # every pooled connection is a live one
         assert db.prepared(STATEMENT).first({"since": datetime(2025, 1, 1), "email": "a@example.org", "doc": {}})
