@@ -19,8 +19,15 @@ def isoformat(value: datetime | None) -> str | None:
     return value.replace(microsecond=0).isoformat() + "+00:00"
 
 
-def http_date(value: datetime) -> str:
-    """An RFC 9110 date for Last-Modified."""
-    from email.utils import format_datetime
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
-    return format_datetime(value.replace(tzinfo=UTC, microsecond=0), usegmt=True)
+
+def http_date(value: datetime) -> str:
+    """An RFC 9110 date (IMF-fixdate) for Last-Modified, of a naive UTC or an aware time. Written out rather than
+    through `email.utils.format_datetime`, which took 2% of a record read's CPU; the names are RFC 9110's, whatever
+    the locale."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return (f"{_DAYS[value.weekday()]}, {value.day:02d} {_MONTHS[value.month - 1]} {value.year:04d} "
+            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d} GMT")

@@ -12,7 +12,7 @@ import serializers
 from repository.errors import BadRequest
 from repository.files import archive
 from repository.records import read
-from repository.records.access import files_open
+from repository.records.access import row_files_open
 from repository.records.render_context import render_context
 from repository.web.openapi import doc
 from repository.web.request import identity, services
@@ -68,7 +68,7 @@ def files_archive(recid: int) -> BaseResponse:
     response.content_length = built.size
     response.headers["Content-Disposition"] = f'attachment; filename="{built.name}"'
     response.headers["X-Content-Type-Options"] = "nosniff"
-    if files_open(row["metadata"]):
+    if row_files_open(row):
         response.cache_control.public = True
         response.cache_control.max_age = 0
     else:

@@ -18,7 +18,7 @@ from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from repository.files import buckets, digests, multipart, owners, quotas
 from repository.files.downloads import send_object
-from repository.records.access import files_open
+from repository.records.access import row_files_open
 from repository.storage import Connection
 from repository.timeutil import isoformat
 from repository.web import signposting
@@ -244,7 +244,7 @@ def download(bucket_id: str, key: str) -> Response:
         record = owners.readable_record(conn, bucket_id, identity())
         obj = _version(buckets.get_object(conn, bucket_id, key))
     response = send_object(services().files, obj, as_attachment="download" in request.args)
-    if record is None or not files_open(record["metadata"]):
+    if record is None or not row_files_open(record):
         # Only this caller may read it (an owner, a grant holder): never kept by a shared cache.
         response.cache_control.public = False
         response.cache_control.private = True

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from urllib.parse import quote, urlencode
 
 from flask import Blueprint, Response, g, redirect, request
@@ -42,16 +44,29 @@ SEARCH_PARAMS = [
 ]  # fmt: skip
 
 
+def _arg(name: str) -> str | None:
+    # Werkzeug's `args.get` of a missing name raises and catches a KeyError that is an HTTPException, a cost most
+    # requests (no query string) need not pay.
+    args = request.args
+    return args.get(name) if args else None
+
+
 def _context() -> RenderContext:
     s = services()
-    return render_context(s.settings, s.db, request.args.get("style"), request.args.get("locale"))
+    return render_context(s.settings, s.db, _arg("style"), _arg("locale"))
+
+
+@functools.lru_cache(maxsize=512)
+def _negotiated(accept: str | None, format_param: str | None) -> serializers.Serializer:
+    """`negotiate` over the registry, kept per (Accept, ?format=): clients send a few Accept values over and over
+    (an unacceptable one raises, and is not kept)."""
+    return negotiate(accept, format_param, list(serializers.REGISTRY.values()), serializers.DEFAULT)
 
 
 def _serializer() -> serializers.Serializer:
     """The format this request asks for (negotiated once: a record read asks for it twice, for its ETag first)."""
     if "serializer" not in g:
-        g.serializer = negotiate(request.headers.get("Accept"), request.args.get("format"),
-                                 list(serializers.REGISTRY.values()), serializers.DEFAULT)
+        g.serializer = _negotiated(request.headers.get("Accept"), _arg("format"))
     chosen: serializers.Serializer = g.serializer
     return chosen
 
@@ -101,6 +116,13 @@ def _variant() -> tuple[str, bool]:
     return name, name == "v1"
 
 
+def _if_none_match() -> Callable[[str], bool]:
+    """Whether an ETag matches the request's If-None-Match (weakly); parsed only when sent."""
+    if "If-None-Match" not in request.headers:
+        return read.never
+    return request.if_none_match.contains_weak
+
+
 @bp.get("/<int:recid>")
 @doc(responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"}})
 def get_record(recid: int) -> Response:
@@ -108,7 +130,7 @@ def get_record(recid: int) -> Response:
     s = services()
     found = read.read_record(s.db, s.settings, s.search, s.record_cache, s.stats, recid, identity(),
                              visit=reader_visit(), variant=_variant,
-                             unchanged=request.if_none_match.contains_weak)  # fmt: skip
+                             unchanged=_if_none_match())  # fmt: skip
     if found.record is None:
         return Response(status=304, headers={"ETag": found.etag})
     serializer = _serializer()

@@ -19,6 +19,7 @@ from repository.errors import BadRequest, Conflict, Forbidden, NotFound, Validat
 from repository.files import buckets, multipart
 from repository.indexing import outbox
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
+from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
 from repository.storage.tables.deposits import concepts, deposit_select, deposits, records
 from repository.timeutil import utcnow
@@ -210,7 +211,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 bucket_id=buckets.snapshot(conn, dep["bucket_id"], locked=True),
                 revision=1,
                 integrated=dep["doi_external"],
-                embargo_until=_embargo_until(metadata),
+                **access_columns(metadata),
                 created=now,
                 updated=now,
                 views=0,
@@ -236,7 +237,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 revision=records.c.revision + 1,
                 updated=now,
                 integrated=dep["doi_external"],
-                embargo_until=_embargo_until(metadata),
+                **access_columns(metadata),
             )
         )
     conn.execute(
@@ -258,13 +259,6 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     for sibling in siblings:
         outbox.enqueue(conn, "index", sibling)
     return siblings
-
-
-def _embargo_until(metadata: dict) -> str | None:
-    """The date an embargo lifts, if it is still ahead (the worker reindexes the record then)."""
-    if metadata.get("access_right") != "embargoed" or not metadata.get("embargo_date"):
-        return None
-    return metadata["embargo_date"] if metadata["embargo_date"] > utcnow().date().isoformat() else None
 
 
 def version_ids(conn: Connection, conceptrecid: int) -> list[int]:

@@ -26,9 +26,9 @@ from sqlalchemy import Connection, func, insert, select, text
 from repository.communities import inclusions
 from repository.config import Settings
 from repository.deposits import pids
-from repository.deposits.actions import _embargo_until
 from repository.files.buckets import FileStore, StoredFile, guess_mimetype
 from repository.records import stored
+from repository.records.access import access_columns
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.storage import Database, dictionaries
@@ -246,7 +246,7 @@ class BulkLoader:
                     "metadata": version.metadata, **type_columns(version.metadata), "doi": doi.lower(),
                     "doi_external": False,
                     "bucket_id": record_bucket, "revision": 1, "integrated": True,
-                    "embargo_until": _embargo_until(version.metadata), "created": now, "updated": now,
+                    **access_columns(version.metadata), "created": now, "updated": now,
                     "deleted": None, "views": 0, "downloads": 0, "volume": 0})
                 if asks:
                     community_asks.append((concept_id, recid, concept.owner_id, version.metadata))

@@ -5,12 +5,15 @@ accepted access request (`access_requests`; read only when a connection is given
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import Connection
 
 from repository.accounts.tokens import Identity
 from repository.records import access_requests
 from repository.storage import Database
+from repository.timeutil import utcnow
 
 
 def files_open(metadata: dict, today: dt.date | None = None) -> bool:
@@ -25,22 +28,55 @@ def files_open(metadata: dict, today: dt.date | None = None) -> bool:
     return False
 
 
-def can_read_files(record: dict, who: Identity | None, conn: Connection | None = None) -> bool:
+def access_columns(metadata: dict) -> dict[str, str | None]:
+    """The columns of a records row that say who may see its files (migration 0018), from its metadata: the access
+    right, and the date an embargo lifts while it is still ahead (the worker reindexes the record then, and clears
+    it: see `row_files_open`)."""
+    right = metadata.get("access_right", "open")
+    embargo = metadata.get("embargo_date")
+    ahead = right == "embargoed" and embargo and embargo > utcnow().date().isoformat()
+    return {"access_right": right, "embargo_until": embargo if ahead else None}
+
+
+def access_right(row: Mapping[str, Any]) -> str:
+    """A records row's access right: its column, else (a row of the previous release) its metadata's."""
+    right = row.get("access_right")
+    return right if right is not None else row["metadata"].get("access_right", "open")
+
+
+def row_files_open(row: Mapping[str, Any], today: dt.date | None = None) -> bool:
+    """`files_open` of a records row, from its columns: an embargoed record's files are open once no lift date is
+    ahead (`embargo_until`: NULL when the date has passed, or had passed at publication, or is none), which is
+    `files_open`'s embargo date compared with today. The metadata is unpacked only for a row of the previous
+    release (no access_right)."""
+    if row.get("access_right") is None:
+        return files_open(row["metadata"], today)
+    right = row["access_right"]
+    if right == "open":
+        return True
+    if right == "embargoed":
+        until = row["embargo_until"]
+        today = today or dt.datetime.now(dt.UTC).date()
+        return until is None or dt.date.fromisoformat(until) <= today
+    return False
+
+
+def can_read_files(record: Mapping[str, Any], who: Identity | None, conn: Connection | None = None) -> bool:
     """Files of `record` (a records row) are readable by `who`: with `conn`, a grant counts too (for a restricted
     record); without, only what the access right and ownership allow."""
     if who is not None and who.user_id == record["owner_id"]:
         return True
     if record["deleted"] is not None:
         return False
-    if files_open(record["metadata"]):
+    if row_files_open(record):
         return True
-    return (conn is not None and who is not None and record["metadata"].get("access_right") == "restricted"
+    return (conn is not None and who is not None and access_right(record) == "restricted"
             and access_requests.has_grant(conn, record["id"], who.user_id))
 
 
-def reader_may_read(db: Database, record: dict, who: Identity | None) -> bool:
+def reader_may_read(db: Database, record: Mapping[str, Any], who: Identity | None) -> bool:
     """`can_read_files` with grants, reading the database only when a grant could make the difference."""
-    if who is None or can_read_files(record, who) or record["metadata"].get("access_right") != "restricted":
+    if who is None or can_read_files(record, who) or access_right(record) != "restricted":
         return can_read_files(record, who)
     with db.read() as conn:
         return can_read_files(record, who, conn)

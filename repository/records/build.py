@@ -10,14 +10,15 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import Connection, Select, bindparam, func, select, update
+from sqlalchemy import Connection, Dialect, LargeBinary, Select, bindparam, func, select, type_coerce, update
 
 from repository.communities import inclusions
 from repository.config import Settings
 from repository.files import buckets, thumbnails
 from repository.metadata import MetadataLookups, to_record_metadata
 from repository.records import stats
-from repository.records.access import files_open
+from repository.records.access import row_files_open
+from repository.storage.packing import PackedJSON
 from repository.storage.tables.deposits import concepts, records
 from repository.storage.tables.usage import usage_totals
 from repository.timeutil import isoformat
@@ -122,10 +123,10 @@ def _build(
     if conceptdoi:
         record["conceptdoi"] = conceptdoi
     images = [o for o in objs if o["mimetype"].startswith("image/")]
-    if images and (with_files or files_open(row["metadata"])):
+    if images and (with_files or row_files_open(row)):
         links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in thumbnails.SIZES}
         links["thumb250"] = f"{api}/thumb250"
-    if with_files or files_open(row["metadata"]):
+    if with_files or row_files_open(row):
         bucket = row["bucket_id"]
         links["bucket"] = f"{base}/api/files/{bucket}"
         links["archive"] = f"{api}/files-archive"  # every file as one zip (InvenioRDM's link name)
@@ -177,13 +178,21 @@ CONCEPT_COUNTS = "concept_counts"  # key of a row's usage totals (stats.COUNTS) 
 VERSION_COUNTS = "version_counts"  # and of its own
 
 
-def row_with_counts_statement() -> Select:
+PACKED_METADATA = "packed_metadata"
+
+
+def row_with_counts_statement(packed_metadata: bool = False) -> Select:
     """The statement of `get_record_row_with_counts` (parameter `recid`), for callers that add to it: build it once
-    and keep it (constructing it at every call cost several times what running it does)."""
+    and keep it (constructing it at every call cost several times what running it does). With `packed_metadata`,
+    the row's metadata comes as stored, under PACKED_METADATA instead of `metadata` (see `unpack_metadata`)."""
     version = usage_totals.alias("version_usage")
     concept = usage_totals.alias("concept_usage")
+    columns: list[Any] = [records]
+    if packed_metadata:
+        columns = [*(c for c in records.c if c.key != "metadata"),
+                   type_coerce(records.c.metadata, LargeBinary).label(PACKED_METADATA)]
     return (
-        select(records, *(version.c[name].label(f"version_usage_{name}") for name in stats.COUNTS),
+        select(*columns, *(version.c[name].label(f"version_usage_{name}") for name in stats.COUNTS),
                *(concept.c[name].label(f"concept_usage_{name}") for name in stats.COUNTS))
         .select_from(records.outerjoin(version, version.c.id == records.c.id)
                      .outerjoin(concept, concept.c.id == records.c.conceptrecid))
@@ -207,6 +216,16 @@ def row_with_counts(result: Mapping[Any, Any]) -> dict:
     for key, prefix in ((VERSION_COUNTS, "version_usage_"), (CONCEPT_COUNTS, "concept_usage_")):
         found[key] = tuple(int(found.pop(prefix + name) or 0) for name in stats.COUNTS)
     return found
+
+
+def unpack_metadata(dialect: Dialect, row: dict) -> dict:
+    """`row` (of `row_with_counts_statement(packed_metadata=True)`) with its metadata unpacked, as
+    `get_record_row_with_counts` gives it: only a record built anew needs it (who may see the files is in the
+    row's columns, `access.row_files_open`)."""
+    if PACKED_METADATA in row:
+        packed = row.pop(PACKED_METADATA)
+        row["metadata"] = PackedJSON().process_result_value(packed, dialect)
+    return row
 
 
 def touch_versions(conn: Connection, conceptrecid: int, now: datetime, exclude: int | None = None) -> list[int]:

@@ -41,8 +41,9 @@ class Moved(ApiError):
 
 @dataclass(frozen=True)
 class RecordRead:
-    """A record as read for one reader: its row (with its concept's counts), its ETag for the format asked for,
-    and the record, None when the reader's copy is current (the ETag matched: nothing was built)."""
+    """A record as read for one reader: its row (with its concept's counts; its metadata unpacked only if the record
+    was built now, see `build.unpack_metadata`), its ETag for the format asked for, and the record, None when the
+    reader's copy is current (the ETag matched: nothing was built)."""
 
     row: dict
     etag: str
@@ -62,8 +63,11 @@ def _row_and_copy(db: Database, settings: Settings, search: SearchBackend, recid
     if found is None:
         with db.read() as conn:
             raise _missing(conn, settings, recid)
-    _check_live(found[0])
-    return found
+    row, copy = found
+    _check_live(row)
+    if row["access_right"] is None:  # a row of the previous release: who may see its files is in its metadata
+        build.unpack_metadata(db.engine.dialect, row)
+    return row, copy
 
 
 def _live(conn: Connection, settings: Settings, recid: int, row: dict | None) -> dict:
@@ -100,14 +104,15 @@ def _no_variant() -> tuple[str, bool]:
     return "", False
 
 
-def _never(tag: str) -> bool:
+def never(tag: str) -> bool:
+    """No ETag matches (no If-None-Match was sent)."""
     return False
 
 
 def read_record(db: Database, settings: Settings, search: SearchBackend, cache: RecordCache, usage: Usage,
                 recid: int, who: Identity | None, *, visit: Visit | None = None,
                 variant: Callable[[], tuple[str, bool]] = _no_variant,
-                unchanged: Callable[[str], bool] = _never) -> RecordRead:
+                unchanged: Callable[[str], bool] = never) -> RecordRead:
     """Record `recid` as `who` may see it (errors of `record_row`), counted as an investigation of `visit`
     (a reader's request; None: not a reader's, not counted).
 
@@ -129,6 +134,7 @@ def read_record(db: Database, settings: Settings, search: SearchBackend, cache: 
         # The copy stored when the record was last indexed, if current; else built now.
         record = stored.stored_record(db.engine.dialect, row, copy, with_files) if copy is not None else None
         if record is None:
+            build.unpack_metadata(db.engine.dialect, row)
             with db.read() as conn:
                 record = build.build_records(conn, settings, DatabaseLookups(conn), [row], with_files)[0]
         cache.put(key, record)

@@ -35,7 +35,7 @@ from repository.config import Settings
 from repository.metadata import MetadataLookups
 from repository.oai.response import renderers
 from repository.records import build, renditions
-from repository.records.access import files_open
+from repository.records.access import row_files_open
 from repository.records.build import build_records, get_record_rows
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
@@ -153,7 +153,7 @@ def _row_with_copy_statement(forms: int) -> Select:
     still packed (NULL otherwise). Built once per number of forms: a bound parameter each rather than an expanding
     list, which SQLAlchemy would rewrite into the SQL at every execution."""
     copy = built_records.c
-    return (build.row_with_counts_statement()
+    return (build.row_with_counts_statement(packed_metadata=True)
             .add_columns(type_coerce(copy.record, LargeBinary).label(_COPY))  # unpacked only when used
             .outerjoin(built_records, and_(copy.record_id == records.c.id, copy.revision == records.c.revision,
                                            copy.updated == records.c.updated,
@@ -165,8 +165,9 @@ _COPY = "stored_copy"
 
 def row_with_copy(db: Database, settings: Settings, search: SearchBackend,
                   recid: int) -> tuple[dict, bytes | None] | None:
-    """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it, and its stored
-    copy (packed) when that is current (see `stored_record`), in one prepared query; None for no such row."""
+    """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it but with its
+    metadata still packed (`build.unpack_metadata`), and its stored copy (packed) when that is current (see
+    `stored_record`), in one prepared query; None for no such row."""
     forms = readable_forms(settings, search)
     parameters = {"recid": recid, **{f"engine_{n}": form for n, form in enumerate(forms)}}
     found = db.prepared(_row_with_copy_statement(len(forms))).first(parameters)
@@ -182,7 +183,7 @@ def stored_record(dialect: Dialect, row: dict, packed: bytes, with_files: bool) 
     in this engine form and base URL (`row_with_copy` checked those), and showing files exactly when this reader may
     see them (an embargo may have ended since). None otherwise: the caller builds it."""
     record = orjson.loads(packing.unpack(packed, dialect))
-    if ("files" in record) != (with_files or files_open(row["metadata"])):
+    if ("files" in record) != (with_files or row_files_open(row)):
         return None
     record["stats"] = build.current_stats(None, row)
     return record

@@ -9,6 +9,7 @@ the linkset, always linked, has them all, as the profile advises for many links.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from repository.config import Settings
@@ -42,8 +43,16 @@ def metadata_link_header(record: dict[str, Any], settings: Settings) -> str:
     """The Signposting links of a metadata resource (the record in a format): `describes` its landing page, and the
     linkset."""
     ctx = RenderContext(base_url=settings.BASE_URL)
-    return _header([Link(linkset.landing_page(record, ctx), "describes", linkset.HTML),
-                    *linkset.linkset_links(record, ctx)])
+    return _metadata_links(linkset.landing_page(record, ctx), linkset.api_url(record, ctx))
+
+
+@functools.lru_cache(maxsize=4096)
+def _metadata_links(landing_page: str, api_url: str) -> str:
+    # Two URLs make the whole value, which every record read in a metadata format sends: kept for the records read
+    # most (building it was 3.5% of a read's CPU).
+    stub = {"id": None, "links": {"html": landing_page, "self": api_url}}
+    ctx = RenderContext(base_url="")
+    return _header([Link(landing_page, "describes", linkset.HTML), *linkset.linkset_links(stub, ctx)])
 
 
 def file_link_header(recid: int, settings: Settings) -> str:

@@ -120,6 +120,9 @@ records = Table(
     Column("deleted", DateTime, nullable=True),  # tombstone
     # Set while an embargo is to lift: the worker reindexes the record on that date, then clears it.
     Column("embargo_until", String(10), nullable=True, index=True),
+    # The metadata's access_right (migration 0018): with embargo_until, who may see the files, from the columns
+    # (`records.access.row_files_open`); NULL in a row written by the previous release, whose metadata then tells.
+    Column("access_right", String(20), nullable=True),
     # The counts before usage statistics (migration 0014 copied them into usage_totals): no longer read or written.
     Column("views", BigInteger, nullable=False, default=0),
     Column("downloads", BigInteger, nullable=False, default=0),
