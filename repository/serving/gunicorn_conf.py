@@ -9,6 +9,7 @@ PROMETHEUS_MULTIPROC_DIR must name that directory before a worker imports promet
 the server process the workers are forked from (an explicit PROMETHEUS_MULTIPROC_DIR is kept).
 """
 
+import gc
 import glob
 import os
 from typing import Any
@@ -35,6 +36,23 @@ def child_exit(server: Any, worker: Any) -> None:
         from prometheus_client import multiprocess  # imported once the directory is known
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+# The cyclic garbage collector, tuned for a worker that keeps many long-lived objects (records, search results and
+# pages in its caches) and allocates a few thousand per request: with CPython's default thresholds (700, 10, 10) a
+# record read spent ~8% of its instructions in collections walking those caches again and again (callgrind, 300
+# reads of distinct records: 3.28-3.31 million instructions a read; 3.04-3.05 million with these). Young objects
+# are still collected every GC_THRESHOLDS[0] allocations, so cycles made by a request do not outlive it for long.
+GC_THRESHOLDS = (20_000, 50, 100)
+
+
+def post_worker_init(worker: Any) -> None:
+    """Once the app is loaded: what it holds from now on (modules, routes, vocabularies) leaves the collector's view
+    (`gc.freeze`: never walked, never written to, so pages shared with the master stay shared), and the thresholds
+    above apply."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 # An asyncio front reads each request before a thread runs the app: slow clients cannot hold the threads.
