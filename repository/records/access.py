@@ -51,14 +51,7 @@ def row_files_open(row: Mapping[str, Any], today: dt.date | None = None) -> bool
     release (no access_right)."""
     if row.get("access_right") is None:
         return files_open(row["metadata"], today)
-    right = row["access_right"]
-    if right == "open":
-        return True
-    if right == "embargoed":
-        until = row["embargo_until"]
-        today = today or dt.datetime.now(dt.UTC).date()
-        return until is None or dt.date.fromisoformat(until) <= today
-    return False
+    return files_open({"access_right": row["access_right"], "embargo_date": row["embargo_until"]}, today)
 
 
 def can_read_files(record: Mapping[str, Any], who: Identity | None, conn: Connection | None = None) -> bool:
