@@ -28,6 +28,7 @@ place and records the object in one transaction; if that fails, the file goes ba
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -200,25 +201,34 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
                          f"{'missing' if content_length is None else content_length}. Nothing was stored.",
                          errors=[{"field": "Content-Length", "message": f"Expected {size}."}])
     with _PartLock(store, upload_id, number):
-        with db.write() as conn:  # withdrawn before its bytes change: never listed half written
-            _unlocked(conn, bucket_id)
-            _not_completed(_load(conn, bucket_id, key, upload_id, who, lock=True))
-            withdrawn = conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
-                                                                   multipart_parts.c.part_number == number)).rowcount
-        if withdrawn:
-            try:
-                frontier.forget_from(upload_dir(store, upload_id), offset)
-            except FileNotFoundError:
-                raise _not_found() from None
+        with db.read() as conn:
+            recorded = conn.execute(select(multipart_parts.c.part_number).where(
+                multipart_parts.c.upload_id == upload_id, multipart_parts.c.part_number == number)).first()
+        directory = upload_dir(store, upload_id)
+        # A part already recorded is replaced only once its new bytes have all arrived and been verified: they are
+        # written beside it first. A request cut short, or one that reaches the app late (after the client sent the
+        # part again on another connection and it was recorded), then leaves the recorded part as it was.
+        beside = os.path.join(directory, f"{number}.{uuid.uuid4().hex}.part") if recorded else None
         crc = digests.Crc32()  # the part's own checksum; an MD5 only when the client sent one (digests)
         reader = digests.HashingReader(stream, list(expected), known=())
         try:
-            inline = frontier.Inline.at(upload_dir(store, upload_id), offset)
-            with open(os.path.join(upload_dir(store, upload_id), DATA), "r+b") as out:
-                out.seek(offset)
-                received = buckets._copy(reader, out, (crc, *(inline.hashes if inline else ())), size)
-                out.flush()
-                os.fdatasync(out.fileno())
+            inline = None if beside else frontier.Inline.at(directory, offset)
+            try:
+                with open(beside or os.path.join(directory, DATA), "xb" if beside else "r+b") as out:
+                    out.seek(0 if beside else offset)
+                    received = buckets._copy(reader, out, (crc, *(inline.hashes if inline else ())), size)
+                    out.flush()
+                    os.fdatasync(out.fileno())
+                if received != size:
+                    raise BadRequest(f"Part {number} is incomplete: {received} of {size} bytes arrived. It is not "
+                                     "stored; send it again.")
+                digests.verify(expected, {}, reader)
+                if beside:
+                    _replace_recorded(db, directory, bucket_id, key, upload_id, who, number, offset, beside)
+            finally:
+                if beside:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(beside)
         except FileNotFoundError:
             raise _not_found() from None
         except OSError as exc:
@@ -226,10 +236,6 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             if error is None:
                 raise
             raise error from exc
-        if received != size:
-            raise BadRequest(f"Part {number} is incomplete: {received} of {size} bytes arrived. It is not stored; "
-                             "send it again.")
-        digests.verify(expected, {}, reader)
         with db.write() as conn:
             _unlocked(conn, bucket_id)
             row = _load(conn, bucket_id, key, upload_id, who, lock=True)
@@ -241,6 +247,23 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             inline.keep(offset + size)
     frontier.advance(db, upload_dir(store, upload_id), row)
     return row, part
+
+
+def _replace_recorded(db: Database, directory: str, bucket_id: str, key: str, upload_id: str, who: Identity,
+                      number: int, offset: int, beside: str) -> None:
+    """Put the new bytes of recorded part `number` (complete and verified, in file `beside`) in its place: the part
+    is withdrawn first, so it is never listed while its bytes change, and a frontier past its start forgets them."""
+    with db.write() as conn:
+        _unlocked(conn, bucket_id)
+        _not_completed(_load(conn, bucket_id, key, upload_id, who, lock=True))
+        conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
+                                                   multipart_parts.c.part_number == number))
+    frontier.forget_from(directory, offset)
+    with open(beside, "rb") as source, open(os.path.join(directory, DATA), "r+b") as out:
+        out.seek(offset)
+        shutil.copyfileobj(source, out, 1 << 20)
+        out.flush()
+        os.fdatasync(out.fileno())
 
 
 def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import os
 import threading
 import zlib
@@ -110,6 +111,22 @@ def test_a_part_sent_again_replaces_it(client, auth, bucket):
         assert send(client, auth, bucket, uid, n, chunk(n)).status_code == 200
     assert send(client, auth, bucket, uid, 1, chunk(1)).status_code == 200  # the same bytes again: harmless
     done = complete(client, auth, bucket, uid)
+    assert done.json["checksum"] == "md5:" + hashlib.md5(DATA).hexdigest()
+
+
+def test_a_cut_request_for_a_recorded_part_leaves_it_as_it_was(client, auth, bucket, settings):
+    # A request for part 1 cut short after the part was sent again and recorded (it reached the app late, or on
+    # another worker): the recorded part stays listed, its bytes untouched, and nothing of the cut one is left.
+    uid = start(client, auth, bucket).json["id"]
+    for n in range(3):
+        assert send(client, auth, bucket, uid, n, chunk(n)).status_code == 200
+    cut = client.put(f"{bucket}/big.bin?uploadId={uid}&partNumber=1", input_stream=io.BytesIO(b"z" * (PART // 2)),
+                     headers=auth, environ_overrides={"CONTENT_LENGTH": str(PART)})  # the rest never comes
+    assert cut.status_code == 400
+    assert [p["part_number"] for p in listing(client, auth, bucket, uid).json["parts"]] == [0, 1, 2]
+    assert [p.name for d in upload_dirs(settings) for p in d.iterdir() if p.suffix == ".part"] == []
+    done = complete(client, auth, bucket, uid)
+    assert done.status_code == 200, done.json
     assert done.json["checksum"] == "md5:" + hashlib.md5(DATA).hexdigest()
 
 
