@@ -149,7 +149,10 @@ class Context:
         return self._services
 
     def close(self) -> None:
-        """Dispose of the database pool this run opened (tests run many commands in one process)."""
+        """Dispose of the database pool this run opened (tests run many commands in one process), once the DOI
+        registrations its commits handed to the background (a take-down's hide) are done."""
+        if self._services is not None:
+            self._services.indexer.registrations.wait_idle()
         if self._services is not None or self._db is not None:
             self.db.dispose()
         self._db = self._services = None

@@ -123,6 +123,7 @@ def publish_view(dep_id: int) -> Response:
 def edit_view(dep_id: int) -> Response:
     """Unlock a published deposition's metadata: 201; 400 if not published or already being edited; 409 while
     the record is being integrated."""
+    services().indexer.settle(dep_id)  # a registration still under way, in the background, first
     with services().db.write() as conn:
         actions.edit(conn, dep_id, caller().user_id)
     return _render(dep_id, 201)

@@ -1,5 +1,6 @@
-"""The indexer: applies the outbox's rows (index the record, register or hide its DOI) right after the commit that
-enqueued them (wired on the Database under `outbox.APPLY`), and runs the background worker's pass, which retries
+"""The indexer: applies the outbox's rows right after the commit that enqueued them (wired on the Database): index
+rows in the request, before it returns (`outbox.APPLY`), DOI rows (register or hide) in a thread of the process
+(`outbox.REGISTER`), so no request waits for the DOI agency; and runs the background worker's pass, which retries
 what failed (a thread in the embedded shape, `scripts/worker.py` at scale)."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from sqlalchemy import RowMapping, select, update
 
 from repository.config import Settings
 from repository.indexing import failing, outbox
-from repository.indexing.outbox import GRACE_SECONDS
+from repository.indexing.outbox import DOI_KINDS, GRACE_SECONDS, INDEX_KINDS
+from repository.ondemand import OnDemandThread
 from repository.records import stored
 from repository.records.build import build_records, get_record_rows
 from repository.registrar import Registrar
@@ -43,28 +45,47 @@ class Indexer:
         self.registrar = registrar
         self.lookups_factory = lookups_factory
         self.render_context = render_context
-        self._lock = threading.Lock()
+        # One applier per process and kind of work (rows are idempotent across processes); apart, so that a slow
+        # DOI agency never holds up the next publish's indexing.
+        self._index_lock = threading.Lock()
+        self._doi_lock = threading.Lock()
+        self.registrations = _Registrations(self)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Other periodic work of the worker (view counts, document validations): callables run after each pass.
         self.on_pass: list[Callable[[], object]] = []
-        # Every commit that enqueued a row applies the outbox at once (DESIGN: searchable when the request returns).
-        db.wire(outbox.APPLY, self.process_pending)
+        # Every commit that enqueued a row applies the outbox at once (DESIGN: searchable when the request returns;
+        # the DOI registered in the background, right after).
+        db.wire(outbox.APPLY, self.apply_index_rows)
+        db.wire(outbox.REGISTER, self.registrations.kick)
 
     def process_pending(self, limit: int = 500, grace: float = 0.0, now: dt.datetime | None = None) -> int:
-        """Apply up to `limit` due rows, oldest first, leaving new rows younger than `grace` seconds (not yet
-        tried) to the request that wrote them; returns how many succeeded. `now`: the rows due at another time."""
-        with self._lock:  # one applier per process; rows are idempotent across processes
+        """Apply up to `limit` due rows of each kind of work, oldest first, leaving new rows younger than `grace`
+        seconds (not yet tried) to the process that wrote them; returns how many succeeded. `now`: the rows due at
+        another time."""
+        return self.apply_index_rows(limit, grace, now) + self.apply_doi_rows(limit, grace, now)
+
+    def apply_index_rows(self, limit: int = 500, grace: float = 0.0, now: dt.datetime | None = None) -> int:
+        """Apply the due `index` rows (see process_pending)."""
+        with self._index_lock:
             with self.db.read() as conn:
-                rows = outbox.due(conn, limit, grace, now)
-            index_rows = [r for r in rows if r["kind"] == "index"]
-            done = self._apply_index(index_rows) if index_rows else 0
-            for row in rows:
-                if row["kind"] == "register_doi":
-                    done += self._apply_one(row, self._register)
-                elif row["kind"] == "hide_doi":
-                    done += self._apply_one(row, self._hide)
-            return done
+                rows = outbox.due(conn, limit, grace, now, INDEX_KINDS)
+            return self._apply_index(rows) if rows else 0
+
+    def apply_doi_rows(self, limit: int = 500, grace: float = 0.0, now: dt.datetime | None = None,
+                       recid: int | None = None) -> int:
+        """Apply the due `register_doi` and `hide_doi` rows (see process_pending), only record `recid`'s if given."""
+        with self._doi_lock:
+            with self.db.read() as conn:
+                rows = outbox.due(conn, limit, grace, now, DOI_KINDS, recid)
+            return sum(self._apply_one(row, self._register if row["kind"] == "register_doi" else self._hide)
+                       for row in rows)
+
+    def settle(self, recid: int) -> None:
+        """Register record `recid`'s DOI now if that is due and not done yet: an edit right after a publish finds the
+        record integrated, as when registration ran in the publish request (it answers 409 only while the agency
+        fails). A registration running in this process's thread is waited for, not repeated."""
+        self.apply_doi_rows(recid=recid)
 
     def lift_embargoes(self) -> int:
         """Queue the records whose embargo ends today for reindexing (their files become public by date alone;
@@ -180,6 +201,22 @@ class Indexer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        self.registrations.wait_idle(timeout=5)
+
+
+class _Registrations(OnDemandThread):
+    """The thread that applies the DOI rows a commit of this process has just enqueued."""
+
+    thread_name = "doi-registrations"
+
+    def __init__(self, indexer: Indexer) -> None:
+        super().__init__()
+        self.indexer = indexer
+
+    def process_pending(self) -> int:
+        # One pass: what fails waits for its retry time (the worker's pass), so a dead agency is not called in a loop.
+        self.indexer.apply_doi_rows()
+        return 0
 
 
 def _survive(task: Callable[[], object]) -> object:

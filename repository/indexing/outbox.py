@@ -14,8 +14,13 @@ from repository.storage.engine import after_commit
 from repository.storage.tables.deposits import outbox
 from repository.timeutil import utcnow
 
-# The after-commit work that applies the rows just committed: wired on the Database by the process's indexer.
+# The after-commit work that applies the rows just committed, wired on the Database by the process's indexer: APPLY
+# indexes them before the request returns (searchable at once); REGISTER hands the DOI rows to a thread of the process,
+# so no request waits for the DOI agency (DESIGN: registration is background work, as the reference's).
 APPLY = "outbox.apply"
+REGISTER = "outbox.register"
+INDEX_KINDS = ("index",)
+DOI_KINDS = ("register_doi", "hide_doi")
 MAX_BACKOFF_SECONDS = 600
 # The worker leaves a new row this long to the request that wrote it (which applies it right after its commit):
 # applying it at the same moment from another process would only write the same documents twice.
@@ -24,22 +29,25 @@ GRACE_SECONDS = 10.0
 
 def enqueue(conn: Connection, kind: str, recid: int) -> None:
     """Queue `kind` ("index", "register_doi", "hide_doi") for record `recid` in the caller's transaction; once it
-    commits the row is applied at once, so the change is searchable when the request returns."""
+    commits an index row is applied at once, so the change is searchable when the request returns, and a DOI row
+    right after, in the background."""
     conn.execute(insert(outbox).values(kind=kind, recid=recid, created=utcnow(), attempts=0))
-    after_commit(conn, APPLY)
+    after_commit(conn, APPLY if kind in INDEX_KINDS else REGISTER)
 
 
-def due(conn: Connection, limit: int, grace: float, now: dt.datetime | None = None) -> Sequence[RowMapping]:
+def due(conn: Connection, limit: int, grace: float, now: dt.datetime | None = None, kinds: Sequence[str] = (),
+        recid: int | None = None) -> Sequence[RowMapping]:
     """Up to `limit` rows to apply now (or at `now`), oldest first: retries whose time has come, and untried rows
-    older than `grace` seconds (younger ones are left to the request that wrote them)."""
+    older than `grace` seconds (younger ones are left to the request that wrote them); only of `kinds` and of record
+    `recid` when given."""
     now = now or utcnow()
     untried = outbox.c.not_before.is_(None) & (outbox.c.created <= now - dt.timedelta(seconds=grace))
-    return conn.execute(
-        select(outbox)
-        .where(outbox.c.done.is_(None), untried | (outbox.c.not_before <= now))
-        .order_by(outbox.c.id)
-        .limit(limit)
-    ).mappings().all()
+    query = select(outbox).where(outbox.c.done.is_(None), untried | (outbox.c.not_before <= now))
+    if kinds:
+        query = query.where(outbox.c.kind.in_(kinds))
+    if recid is not None:
+        query = query.where(outbox.c.recid == recid)
+    return conn.execute(query.order_by(outbox.c.id).limit(limit)).mappings().all()
 
 
 def mark_done(conn: Connection, ids: list[int]) -> None:

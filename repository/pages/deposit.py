@@ -159,6 +159,8 @@ def _act(dep_id: int, action: Callable[[Connection, int, int], None], done: str)
 @doc(responses=TO_FORM)
 def edit(dep_id: int) -> BaseResponse:
     """Unlock a published deposition's metadata for editing (the API's edit action)."""
+    require_user()
+    services().indexer.settle(dep_id)  # as the API's edit
     return _act(dep_id, actions.edit, "You can now change the metadata; publish to apply the changes or discard "
                                       "them.")
 

@@ -1,8 +1,11 @@
 """`outbox.enqueue` and the apply after the commit: a change is searchable when the request (or the write) that made
-it returns, nobody calls the indexer by hand, a failing apply leaves the committed change standing, and a row whose
-apply never ran (a crash after the commit) is applied by the worker's pass."""
+it returns, its DOI registered right after in the background (no request waits for the agency), nobody calls the
+indexer by hand, a failing apply leaves the committed change standing, and a row whose apply never ran (a crash
+after the commit) is applied by the worker's pass."""
 
 from __future__ import annotations
+
+import threading
 
 from helpers.factories import make_deposit, publish, published, upload
 from sqlalchemy import select
@@ -24,9 +27,41 @@ def _pending(db) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
 
 
 def test_a_publish_is_applied_when_its_request_returns(app, client, auth):
+    services = app.extensions["repository"]
     dep = published(client, auth)
     assert _search_ids(client) == [dep["id"]]
-    assert _pending(app.extensions["repository"].db) == []  # register_doi too
+    services.indexer.registrations.wait_idle()
+    assert _pending(services.db) == []  # register_doi too, right after
+
+
+def test_no_request_waits_for_the_doi_agency(app, client, auth, monkeypatch):
+    services = app.extensions["repository"]
+    answered, release = threading.Event(), threading.Event()
+    register = services.registrar.register
+
+    def slow_agency(*args, **kwargs):  # type: ignore[no-untyped-def]
+        assert answered.wait(30)  # the publish has answered before the agency does
+        assert release.wait(30)
+        return register(*args, **kwargs)
+
+    monkeypatch.setattr(services.registrar, "register", slow_agency)
+    dep = published(client, auth)
+    answered.set()
+    assert _search_ids(client) == [dep["id"]]  # indexed before the answer
+    assert ("register_doi", dep["id"]) in _pending(services.db)
+    release.set()
+    # An edit right after waits for the registration under way and finds the record integrated.
+    assert client.post(f"/api/deposit/depositions/{dep['id']}/actions/edit", headers=auth).status_code == 201
+    assert _pending(services.db) == []
+
+
+def test_an_edit_right_after_a_publish_registers_the_doi_itself(app, client, auth):
+    services = app.extensions["repository"]
+    services.db.hooks.pop(outbox.REGISTER)  # the background thread never gets the row
+    dep = published(client, auth)
+    assert _pending(services.db) == [("register_doi", dep["id"])]
+    assert client.post(f"/api/deposit/depositions/{dep['id']}/actions/edit", headers=auth).status_code == 201
+    assert _pending(services.db) == []
 
 
 def test_a_write_outside_a_request_is_applied_when_it_commits(app, client, auth):
@@ -36,6 +71,7 @@ def test_a_write_outside_a_request_is_applied_when_it_commits(app, client, auth)
         take_down(conn, dep["id"])
         assert _search_ids(client) == [dep["id"]]  # not before the commit
     assert _search_ids(client) == []
+    app.extensions["repository"].indexer.registrations.wait_idle()
     assert _pending(db) == []
 
 
@@ -49,6 +85,7 @@ def test_a_failing_apply_does_not_fail_the_committed_request(app, client, auth, 
 
     monkeypatch.setattr(outbox, "due", database_gone)
     assert publish(client, auth, dep)["state"] == "done"  # 202: the publish is committed
+    services.indexer.registrations.wait_idle()  # its attempt failed too
     monkeypatch.undo()
     assert sorted(_pending(services.db)) == [("index", dep["id"]), ("register_doi", dep["id"])]
     assert services.indexer.run_pass(grace=0.0) == 2  # the worker's retry
@@ -58,9 +95,11 @@ def test_a_failing_apply_does_not_fail_the_committed_request(app, client, auth, 
 def test_a_crash_between_commit_and_apply_loses_nothing(app, client, auth):
     services = app.extensions["repository"]
     apply = services.db.hooks.pop(outbox.APPLY)  # the process dies right after the commit
+    register = services.db.hooks.pop(outbox.REGISTER)
     dep = published(client, auth)
     assert _search_ids(client) == []
     services.db.wire(outbox.APPLY, apply)  # restarted
+    services.db.wire(outbox.REGISTER, register)
     assert services.indexer.run_pass(grace=0.0) == 2
     assert _search_ids(client) == [dep["id"]]
     assert _pending(services.db) == []
