@@ -64,16 +64,22 @@ PUBLIC_BASE = "https://127.0.0.1:5000"  # BASE_URL of the corpus load, the reind
 class Server:
     """scripts/serve.py in a subprocess (production settings, rate limits off, the ceiling route on)."""
 
-    def __init__(self, instance: str, setup: str, log_dir: str, env: dict | None = None, label: str = "") -> None:
-        self.instance, self.setup = instance, setup
+    def __init__(self, instance: str, setup: str, log_dir: str, env: dict | None = None, label: str = "",
+                 behind_proxy: bool = False) -> None:
+        self.instance, self.setup, self.behind_proxy = instance, setup, behind_proxy
         self.port = _free_port()
-        self.base = f"https://127.0.0.1:{self.port}"
+        # behind_proxy: plain HTTP, as a bare `gunicorn 'app:create_app()'` serves behind a proxy that ends TLS and
+        # says so in X-Forwarded-Proto (TRUSTED_PROXIES=1; `proxy_headers` are what that proxy adds).
+        self.base = f"{'http' if behind_proxy else 'https'}://127.0.0.1:{self.port}"
+        self.proxy_headers = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "127.0.0.1"} if behind_proxy else {}
         self.cert = os.path.join(instance, "tls", "cert.pem")
         # The public root stays the one the corpus was loaded and indexed with (as behind a proxy, it need not be
         # the address served): stored copies and renditions name it, and a different one would make them stale.
         self.env = {**os.environ, "INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
                     "BACKGROUND_WORKER": "true", "BENCH_CEILING_ENDPOINT": "true", "SECRET_KEY": "bench-secret",
                     "LOG_LEVEL": "warning", **SETUP_ENV.get(setup, {}), **(env or {})}
+        if behind_proxy:
+            self.env["TRUSTED_PROXIES"] = "1"
         self.env.pop("DATABASE_URL", None)
         self.env.pop("SEARCH_URL", None)
         self.env.pop("RATELIMIT_STORAGE_URI", None)
@@ -87,15 +93,18 @@ class Server:
         import requests
 
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in __exit__
-        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "serve.py"), *SETUPS[self.setup],
-                                      "--bind", f"127.0.0.1:{self.port}"],
+        command = ([sys.executable, "-m", "gunicorn", "app:create_app()", "--config",
+                    "python:repository.serving.gunicorn_conf"] if self.behind_proxy
+                   else [sys.executable, os.path.join(ROOT, "scripts", "serve.py")])
+        self.proc = subprocess.Popen([*command, *SETUPS[self.setup], "--bind", f"127.0.0.1:{self.port}"],
                                      cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited: see {self.log_path}")
             try:
-                if requests.get(self.base + "/api/_ceiling", verify=self.cert, timeout=2).status_code == 200:
+                if requests.get(self.base + "/api/_ceiling", verify=self.cert, timeout=2,
+                                headers=self.proxy_headers).status_code == 200:
                     return self
             except (requests.RequestException, OSError):
                 pass
@@ -402,8 +411,11 @@ class Bench:
         session = _session(server)
         session.headers["Authorization"] = f"Bearer {token}"
         try:
-            return measure(session, server, self.args.instance, self.args.archive_files, self.args.archive_mb,
-                           5, lambda pid: _status_kb(pid, "VmHWM"))
+            # The same archive also from a server behind a proxy (plain HTTP), against the bare disk read.
+            with Server(self.args.instance, server.setup, self.args.out, label="-behind-proxy",
+                        behind_proxy=True) as plain:
+                return measure(session, server, self.args.instance, self.args.archive_files, self.args.archive_mb,
+                               5, lambda pid: _status_kb(pid, "VmHWM"), plain)
         finally:
             session.close()
 

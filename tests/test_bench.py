@@ -149,6 +149,7 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     assert report["reindex"]["records"] == 800 and report["reindex"]["parity_problems"] == 0
     assert report["upload"]["megabytes"] == 64 and report["publish"]["runs"] == 3
     assert report["archive"]["files"] == 3 and report["archive"]["archive_bytes"] > 3 * 16 * 1024 * 1024
+    assert len(report["archive"]["behind_proxy_runs"]) == 5  # the same archive from a server behind a proxy
     mix = report["search_mix"]
     assert mix["mix"]["requests"] == 5000 and mix["quiet"]["requests"] > 0 and mix["publishing"]["requests"] > 0
     assert mix["stream"]["actions"].get("publish", 0) >= 1 and mix["stream"]["errors"] == 0
