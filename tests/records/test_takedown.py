@@ -3,7 +3,7 @@
 from helpers.factories import published
 from sqlalchemy import select
 
-from repository.storage.tables.deposits import doi_registrations
+from repository.storage.tables.deposits import doi_registrations, outbox
 from scripts import takedown
 
 
@@ -17,5 +17,8 @@ def test_take_down(app, client, auth, settings, capsys):
     assert 'status="deleted"' in listing
     with app.extensions["repository"].db.read() as conn:
         assert conn.execute(select(doi_registrations.c.doi).where(doi_registrations.c.doi == dep["doi"])).first()
+        # The command hid the DOI before it returned (its own background thread, waited for at exit).
+        hides = conn.execute(select(outbox.c.done).where(outbox.c.kind == "hide_doi", outbox.c.recid == dep["id"]))
+        assert [done is not None for done in hides.scalars()] == [True]
     assert takedown.main(["--recid", str(dep["id"])], settings) == 2
     assert takedown.main(["--recid", "99999"], settings) == 2
