@@ -11,13 +11,13 @@ def measure(instance: str, public: str) -> dict:
     """Rebuild the index of the instance at `instance` (BASE_URL `public`, the one its corpus was loaded with)."""
     from repository.config import Settings
     from repository.indexing import reindex
-    from repository.search.open import open_search
+    from repository.search.open import open_from_settings
     from repository.storage import open_database
     from repository.storage.engine import close_all
 
     settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=public)
     db = open_database(settings.DATABASE_URL)
-    search = open_search(settings.SEARCH_URL)
+    search = open_from_settings(settings)  # as scripts/reindex.py opens it (SEARCH_BULK_HEAP_MB)
     started = time.perf_counter()
     loaded = reindex.rebuild(db, settings, search, lambda n: None)
     elapsed = time.perf_counter() - started
