@@ -138,10 +138,18 @@ def dictionary(dict_id: int, dialect: Dialect | None = None) -> zstd.ZstdDict:
     raise LookupError(f"zstd dictionary {dict_id} is in no open database")
 
 
+_DICT_ID_BYTES = (0, 1, 2, 4)  # by the frame header descriptor's last two bits (RFC 8878, 3.1.1.1.1)
+
+
 def dictionary_id(frame: bytes) -> int:
-    """The id of the dictionary frame `frame` was packed with; 0 for none."""
-    # The frame header descriptor's last two bits give the size of the dictionary id field (0: absent).
-    return zstd.get_frame_info(frame).dictionary_id if frame[4] & 3 else 0
+    """The id of the dictionary frame `frame` was packed with; 0 for none. Read off the frame header (RFC 8878,
+    3.1.1.1): `get_frame_info`, which parses the whole header in Python, was 6% of a reindex's reading thread."""
+    descriptor = frame[4]
+    size = _DICT_ID_BYTES[descriptor & 3]
+    if not size:
+        return 0
+    start = 5 if descriptor & 0x20 else 6  # a window descriptor byte precedes it unless Single_Segment_flag
+    return int.from_bytes(frame[start:start + size], "little")
 
 
 def pack(data: bytes, dictionary: zstd.ZstdDict | None = None) -> bytes:
