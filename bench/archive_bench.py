@@ -16,7 +16,7 @@ The same archive is also fetched from a second server of the same instance behin
 'app:create_app()'` serves (plain HTTP, the proxy's X-Forwarded-Proto trusted), and set against the bare disk read
 (`ratio_behind_proxy`): the target as the issue words it, where TLS ends before the server (the proxy's TLS then
 sets the ceiling above). Beside it the plain loop without TLS (`SendCeiling(tls=False)`), which says what any HTTP
-transfer reaches of the disk read here: on the development VM 0.77-0.80 (curl, or a Python client reading 4 MiB at a
+transfer reaches of the disk read here: on the development VM 0.69-0.79 (curl, or a Python client reading 4 MiB at a
 time, receiving ~2 GB/s over loopback on the core the server does not use).
 
 The record stays in the instance (a published record cannot be deleted): each run adds `files x megabytes` to it.
