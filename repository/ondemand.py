@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 log = logging.getLogger("repository.ondemand")
+_ALL: weakref.WeakSet[OnDemandThread] = weakref.WeakSet()  # every one of this process, for wait_all_idle
 
 
 class OnDemandThread:
@@ -23,6 +25,7 @@ class OnDemandThread:
         self._busy = threading.Lock()
         self._dirty = False
         self._thread: threading.Thread | None = None
+        _ALL.add(self)
 
     def process_pending(self) -> int:
         """One pass; how much it did (0: nothing was waiting)."""
@@ -64,3 +67,11 @@ class OnDemandThread:
         """Hold this process's thread back while the block runs (a pass under way finishes first)."""
         with self._busy:
             yield
+
+
+def wait_all_idle(timeout: float = 60.0) -> None:
+    """Block until every on-demand thread of this process has nothing left: before its database pools are closed
+    (tests, which dispose of an app's pool at their end; a thread still in a transaction would leave its connection
+    behind)."""
+    for each in list(_ALL):
+        each.wait_idle(timeout)

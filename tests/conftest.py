@@ -22,6 +22,7 @@ from werkzeug.routing import Rule
 from app import create_app
 from repository.accounts.tokens import SCOPES, create_token, create_user
 from repository.config import Settings
+from repository.ondemand import wait_all_idle
 from repository.storage import open_database, upgrade
 from repository.storage.engine import close_all
 from repository.storage.tables import metadata
@@ -109,6 +110,7 @@ def database_url(database_template: str, tmp_path) -> Iterator[str]:  # type: ig
         path = tmp_path / "repository.db"
         shutil.copy(database_template, path)
         yield f"sqlite:///{path}"
+    wait_all_idle()  # the threads of apps a test made itself (a DOI registration after its last publish)
     close_all()
 
 
@@ -148,10 +150,10 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
 
 
 def close_app(application) -> None:  # type: ignore[no-untyped-def]
-    """Dispose of a test app's database once its mail thread is idle (its connection back in the pool first)."""
-    services = application.extensions["repository"]
-    services.mailer.wait_idle()
-    services.db.dispose()
+    """Dispose of a test app's database once its background threads (mail, DOI registrations...) are idle, their
+    connections back in the pool first."""
+    wait_all_idle()
+    application.extensions["repository"].db.dispose()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 
 from repository.accounts import mail
 from repository.accounts.mail import MailError, enqueue, send_pending
+from repository.ondemand import wait_all_idle
 from repository.services import Services, build_services
 from repository.serving.tls import ensure_self_signed
 from repository.storage.tables.mail import mail_outbox
@@ -51,7 +52,7 @@ def make_services(make_settings) -> Iterator[Callable[..., Services]]:  # type: 
 
     yield make
     for services in built:
-        services.mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         services.db.dispose()
 
 

@@ -8,6 +8,7 @@ from helpers.pages import sign_in, sign_up_and_confirm
 from sqlalchemy import select
 
 from app import create_app
+from repository.ondemand import wait_all_idle
 from repository.storage.tables.core import users
 
 EMAIL, PASSWORD = "hash@example.org", "a long enough passphrase"
@@ -30,7 +31,7 @@ def test_a_weaker_hash_is_upgraded_at_sign_in(app, client, make_settings) -> Non
         assert stored_hash(stronger).startswith("$argon2id$v=19$m=65536,t=3,p=4$")
     finally:
         services = stronger.extensions["repository"]
-        services.mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         services.db.dispose()
     # Back under the cheap profile (a new app sets it again), the stronger hash still verifies.
     fresh = create_app(make_settings())

@@ -17,6 +17,7 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.test import stream_encode_multipart
 
 from app import create_app
+from repository.ondemand import wait_all_idle
 
 PASSWORD = "correct horse battery"
 API = "/api/deposit/depositions"
@@ -200,7 +201,7 @@ def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
         assert too_large.status_code == 413 and too_large.mimetype == "text/html"
         assert api_names(client, dep["id"]) == ["a.bin"]
     finally:
-        application.extensions["repository"].mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         application.extensions["repository"].db.dispose()
 
 

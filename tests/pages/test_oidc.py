@@ -20,6 +20,7 @@ from helpers.pages import post_form, sign_in, sign_up, sign_up_and_confirm
 from app import create_app
 from repository.accounts import users
 from repository.accounts.tokens import get_user_by_email
+from repository.ondemand import wait_all_idle
 
 LABEL = "Sign in with Stand-in"
 ORCID = "0000-0002-1825-0097"
@@ -35,7 +36,7 @@ def _app(make_settings: Any, **overrides: Any) -> Iterator[Flask]:
     application = create_app(make_settings(**overrides))
     yield application
     services = application.extensions["repository"]
-    services.mailer.wait_idle()  # the mail thread's connection is back in the pool before the pool goes
+    wait_all_idle()  # every background thread's connection back in the pool before the pool goes
     services.db.dispose()
 
 

@@ -10,6 +10,7 @@ from helpers.factories import new_version, published
 from helpers.http import download, https_client
 
 from app import create_app
+from repository.ondemand import wait_all_idle
 
 BASE = "https://localhost"
 T0 = datetime(2026, 3, 2, 10, 0, 0)
@@ -139,5 +140,5 @@ def test_two_processes_writing_out_of_order_still_filter_double_clicks(app, clie
         second_process.stats.on_pass()
         assert _counts(_stats(client, recid), "version_")[:2] == (2, 1)
     finally:
-        second_process.mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         second_process.db.dispose()

@@ -13,6 +13,7 @@ from helpers.mailbox import body, links, sent_mail
 
 from app import create_app
 from repository.accounts.tokens import create_token, create_user
+from repository.ondemand import wait_all_idle
 from repository.timeutil import utcnow
 
 from .datacite_standin import DataCiteStandin
@@ -29,7 +30,7 @@ def app(make_settings, standin: DataCiteStandin) -> Iterator:  # type: ignore[no
     application = create_app(settings)
     yield application
     services = application.extensions["repository"]
-    services.mailer.wait_idle()  # its last pass may still hold a connection: the pool is about to go
+    wait_all_idle()  # every background thread's connection back in the pool before the pool goes
     services.db.dispose()
 
 

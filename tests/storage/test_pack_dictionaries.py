@@ -17,6 +17,7 @@ from app import create_app
 from repository.cli import COMMANDS, invoke
 from repository.config import Settings
 from repository.indexing import reindex
+from repository.ondemand import wait_all_idle
 from repository.storage import dictionaries, open_database, packing
 from repository.storage.migrate import alembic_config
 from repository.storage.tables.derived import built_records
@@ -68,7 +69,7 @@ def _fresh_answers(settings, auth, recids: list[int]) -> dict[str, bytes]:  # ty
         assert reindex.check(services.db, services.search) == []
         return answers(https_client(app), auth, recids)
     finally:
-        services.mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         services.db.dispose()
 
 

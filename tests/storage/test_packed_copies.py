@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from app import create_app
 from repository.indexing import reindex
+from repository.ondemand import wait_all_idle
 from repository.records import stored
 from repository.search.documents import to_index_document
 from repository.search.mapping import SOURCE_FIELD
@@ -70,7 +71,7 @@ def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, s
                 "title"] == "Packed record, edited"
             assert len(conn.execute(select(renditions.c.body)).all()) == len(bodies)
     finally:
-        services.mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         services.db.dispose()
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import select, update
 
 from app import create_app
 from repository.config import Settings
+from repository.ondemand import wait_all_idle
 from repository.storage.migrate import alembic_config
 from repository.storage.tables.deposits import records
 
@@ -61,7 +62,7 @@ def _fresh(settings, auth, recids):  # type: ignore[no-untyped-def]
         client = https_client(app)
         return answers(client, auth, recids), _file_answers(client, auth, recids)
     finally:
-        app.extensions["repository"].mailer.wait_idle()
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
         app.extensions["repository"].db.dispose()
 
 
