@@ -22,6 +22,7 @@ Writes bench-results/bench-<timestamp>.json and prints a table with the verdicts
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -124,6 +125,33 @@ class Server:
     def workers(self) -> list[int]:
         with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as handle:
             return [int(pid) for pid in handle.read().split()]
+
+
+ERROR_START = re.compile(r"\b(ERROR|CRITICAL)\b|Error in ASGI application|WORKER TIMEOUT")
+CHAINED = ("Traceback", "During handling of the above exception", "The above exception was the direct cause")
+
+
+def server_errors(log_path: str, limit: int = 5, lines_each: int = 60) -> list[str]:
+    """The first `limit` errors a server logged, each with its traceback (at most `lines_each` lines): a run that
+    fails says why in its own output, which is all a CI log keeps."""
+    blocks: list[list[str]] = []
+    follows = False  # whether the next line may still belong to the last block
+    with open(log_path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if follows and len(blocks[-1]) < lines_each:
+                indented = line[:1].isspace()
+                # a traceback's frames are indented; the exception's own line follows the last of them
+                if indented or not line or line.startswith(CHAINED) or blocks[-1][-1][:1].isspace():
+                    blocks[-1].append(line)
+                    continue
+            follows = False
+            if ERROR_START.search(line):
+                if len(blocks) == limit:
+                    break
+                blocks.append([line])
+                follows = True
+    return ["\n".join(block).rstrip() for block in blocks]
 
 
 def _session(server: Server):  # type: ignore[no-untyped-def]
@@ -569,6 +597,10 @@ def main(argv: list[str] | None = None) -> int:
     problems = failures(results)
     for problem in problems:
         print(f"FAILED {problem}", file=sys.stderr)
+    if problems:  # what the servers logged as errors: a temporary instance's logs go with it
+        for path in sorted(glob.glob(os.path.join(args.out, "server-*.log"))):
+            for block in server_errors(path):
+                print(f"{os.path.basename(path)}: {block}", file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -134,25 +134,41 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+# Formatted entries kept per process: CSL item (as JSON), style and locale -> text. citeproc-py takes ~5 ms an
+# entry (a third of it looking its macros up by XPath again and again), so a search page of 20 in
+# text/x-bibliography cost ~100 ms each time it was asked for (bench/bench.py page20_citation: 12 req/s where the
+# other formats of the same page served 300-1,500); a repeated page or record now costs its CSL-JSON only. The key is
+# everything an entry is rendered from, so a changed record or context is a new entry, never a stale one.
+CACHED_CITATIONS = 4096  # ~2 KB each (the item's JSON and its text)
+
+
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
     """Plain-text bibliography entries, one per record, in the records' order (a note style, which has no
-    bibliography, gives each record's note). UnusableParameter naming `style` when citeproc-py cannot render
-    the style: a few hundred of the installed styles use what it does not implement."""
-    style = _style(ctx.style, ctx.locale)
+    bibliography, gives each record's note). Each record is cited on its own, so its entry on a search page is the
+    one its own `text/x-bibliography` gives, whatever else the page holds (no year suffixes or substituted authors
+    between unrelated records). UnusableParameter naming `style` when citeproc-py cannot render the style: a few
+    hundred of the installed styles use what it does not implement."""
+    _style(ctx.style, ctx.locale)  # an unknown style or locale is refused before anything is rendered
     items = [_for_citeproc(csl_json(clean(r), ctx)) for r in records]
+    return [_cited(orjson.dumps(item, option=orjson.OPT_SORT_KEYS), ctx.style, ctx.locale) for item in items]
+
+
+@lru_cache(maxsize=CACHED_CITATIONS)
+def _cited(item_json: bytes, style_name: str, locale: str) -> str:
+    """One CSL item (JSON) formatted in `style_name` and `locale`."""
+    style = _style(style_name, locale)
+    item = orjson.loads(item_json)
     try:
-        bibliography = CitationStylesBibliography(style, CiteProcJSON(items), formatter.plain)
-        cited = [Citation([CitationItem(item["id"])]) for item in items]
-        for citation in cited:
-            bibliography.register(citation)
+        bibliography = CitationStylesBibliography(style, CiteProcJSON([item]), formatter.plain)
+        citation = Citation([CitationItem(item["id"])])
+        bibliography.register(citation)
         if style.root.bibliography is None:
-            return [str(bibliography.cite(citation, lambda item: None)) for citation in cited]
-        entries = dict(zip(bibliography.keys, bibliography.bibliography(), strict=True))
-        return [str(entries[item["id"].lower()]) for item in items]
+            return str(bibliography.cite(citation, lambda item: None))
+        return str(bibliography.bibliography()[0])
     except Exception:  # noqa: BLE001 - the library's failures on a style are many and untyped
-        log.info("citation style %s not rendered", ctx.style, exc_info=True)
+        log.info("citation style %s not rendered", style_name, exc_info=True)
         raise UnusableParameter(
-            f'The citation style "{ctx.style}" cannot be rendered by this service; choose another.',
+            f'The citation style "{style_name}" cannot be rendered by this service; choose another.',
             "style", "Style not supported.",
         ) from None
 

@@ -140,7 +140,7 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
     done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--out", str(tmp_path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stderr[-8000:]  # the servers' errors are printed last
     reports = list(tmp_path.glob("bench-*.json"))
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
@@ -211,3 +211,24 @@ def test_the_multipart_verdict_is_for_four_parts_at_once(monkeypatch: pytest.Mon
     assert multipart(4)["met"] is False and multipart(4)["value"] == 0.57
     assert multipart(None)["met"] is False  # reports from before `parallel` was recorded
     assert multipart(1)["value"] is None and multipart(1)["met"] is None  # reported in its line, not judged
+
+
+def test_a_failed_run_prints_what_the_servers_logged_as_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from bench.bench import server_errors
+
+    log = tmp_path / "server-gthread-3x4.log"
+    log.write_text(
+        '127.0.0.1 - - [25/Nov/2026:10:32:45 +0000] "GET /records/4 HTTP/1.1" 200 900 "-" "-" 3ms\n'
+        "2026-11-25 10:41:06,197 ERROR repository.web.request unhandled error (request ab12)\n"
+        "Traceback (most recent call last):\n"
+        '  File "serializers/csl.py", line 130, in _for_citeproc\n'
+        '    n if "literal" in n\n'
+        "KeyError: 'given'\n"
+        '127.0.0.1 - - [25/Nov/2026:10:32:46 +0000] "GET /records/4 HTTP/1.1" 500 0 "-" "-" 3ms\n'
+        "2026-11-25 10:41:07,000 WARNING repository.web.request not an error\n"
+        "[2026-11-25 10:42:41 +0000] [7057] [CRITICAL] WORKER TIMEOUT (pid:7058)\n")
+    blocks = server_errors(str(log))
+    assert len(blocks) == 2
+    assert blocks[0].splitlines()[0].endswith("unhandled error (request ab12)")
+    assert blocks[0].splitlines()[-1] == "KeyError: 'given'"  # the traceback to its last line, no access line
+    assert blocks[1].endswith("WORKER TIMEOUT (pid:7058)")

@@ -63,3 +63,18 @@ def test_a_style_the_library_cannot_render_is_an_error_object(client, record, st
     assert response.status_code in (200, 400), response.status_code
     if response.status_code == 400:
         assert response.json["errors"][0]["field"] == "style" and style in response.json["message"]
+
+
+def test_a_search_page_cites_each_record_as_its_own_citation_does(client, module_app, module_auth):
+    """Two records of the same authors and year: on a page each line is the record's own citation, whatever else the
+    page lists (a page is not one bibliography: no numbers, year suffixes or substituted authors across unrelated records)."""
+    http = https_client(module_app)
+    made = [published(http, module_auth, title=f"Zyzzogeton survey {n}", publication_date="2024-05-01")
+            for n in (1, 2)]
+    for style in ("apa", "chicago-author-date", "ieee"):
+        page = client.get("/api/records/", query_string={"q": "Zyzzogeton", "format": "citation", "style": style,
+                                                         "sort": "mostrecent"})
+        assert page.status_code == 200, page.json
+        own = {client.get(f"/api/records/{r['id']}", query_string={"format": "citation", "style": style}).data.decode()
+               for r in made}
+        assert set(page.data.decode().split("\n")) == own, style  # ieee numbered a page's lines [1], [2]...
