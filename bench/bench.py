@@ -154,6 +154,21 @@ def server_errors(log_path: str, limit: int = 5, lines_each: int = 60) -> list[s
     return ["\n".join(block).rstrip() for block in blocks]
 
 
+ACCESS_LINE = re.compile(r'"[A-Z]+ \S+ HTTP/[\d.]+" (\d{3}) (\d+|-) .* route=(\S*)')
+
+
+def error_statuses(log_path: str, top: int = 12) -> dict[str, int]:
+    """The most frequent error answers of a server's access log: "status bytes route" -> how many."""
+    counted: dict[str, int] = {}
+    with open(log_path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            found = ACCESS_LINE.search(line)
+            if found and int(found.group(1)) >= 400:
+                key = f"{found.group(1)} {found.group(2)} {found.group(3)}"
+                counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items(), key=lambda item: -item[1])[:top])
+
+
 def _session(server: Server):  # type: ignore[no-untyped-def]
     """A keep-alive HTTPS session trusting the server's certificate (whatever CA bundle the environment names)."""
     import requests
@@ -597,8 +612,12 @@ def main(argv: list[str] | None = None) -> int:
     problems = failures(results)
     for problem in problems:
         print(f"FAILED {problem}", file=sys.stderr)
-    if problems:  # what the servers logged as errors: a temporary instance's logs go with it
+    if problems:  # what the servers answered and logged as errors: a temporary instance's logs go with it
         for path in sorted(glob.glob(os.path.join(args.out, "server-*.log"))):
+            statuses = error_statuses(path)
+            if statuses:
+                print(f"{os.path.basename(path)}: error responses (status, bytes sent, route: count; a 500 of 0 bytes "
+                      f"is also what a request whose client left is logged as): {statuses}", file=sys.stderr)
             for block in server_errors(path):
                 print(f"{os.path.basename(path)}: {block}", file=sys.stderr)
     return 1 if problems else 0

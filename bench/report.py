@@ -22,7 +22,22 @@ def failures(results: dict) -> list[str]:
     found = [f"{name}: {value['error']}" for name, value in results.items() if isinstance(value, dict)
              and "error" in value]
     found += [f"{name}: {rows['error']}" for name, rows in results.get("setups", {}).items() if isinstance(rows, dict)]
+    found += [f"{where}: {count} error responses (4xx/5xx)" for where, count in _error_responses(results, "")]
     return found
+
+
+def _error_responses(value: object, where: str) -> list[tuple[str, int]]:
+    """(where, how many) for every measured run that had error responses: no request of a benchmark should get one,
+    and a run that had them measured something else than it says."""
+    if isinstance(value, list):
+        return [found for n, item in enumerate(value) for found in _error_responses(
+            item, f"{where}[{item.get('name', n) if isinstance(item, dict) else n}]")]
+    if not isinstance(value, dict):
+        return []
+    errors = value.get("errors")
+    here = [(where.lstrip("/"), errors)] if isinstance(errors, int) and not isinstance(errors, bool) and errors else []
+    return here + [found for key, item in value.items() if key != "errors"
+                   for found in _error_responses(item, f"{where}/{key}")]
 
 
 def _page_throughput(results: dict, pair: str) -> float | None:

@@ -232,3 +232,26 @@ def test_a_failed_run_prints_what_the_servers_logged_as_errors(tmp_path) -> None
     assert blocks[0].splitlines()[0].endswith("unhandled error (request ab12)")
     assert blocks[0].splitlines()[-1] == "KeyError: 'given'"  # the traceback to its last line, no access line
     assert blocks[1].endswith("WORKER TIMEOUT (pid:7058)")
+
+
+def test_a_run_that_got_error_responses_fails_the_benchmark_and_says_which(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    from report import failures  # bench/'s modules import their neighbours as bench.py runs them
+
+    from bench.bench import error_statuses
+
+    results = {"setups": {"gthread-3x4": [{"name": "ceiling", "errors": 0}, {"name": "record_v1", "errors": 3}]},
+               "pages": {"record": {"measured": True, "errors": 0}, "search": {"measured": True, "errors": 7}},
+               "search_mix": {"quiet": {"errors": 0}, "stream": {"errors": 0}}}
+    assert failures(results) == ["setups/gthread-3x4[record_v1]: 3 error responses (4xx/5xx)",
+                                 "pages/search: 7 error responses (4xx/5xx)"]
+    results["setups"]["gthread-3x4"][1]["errors"] = results["pages"]["search"]["errors"] = 0
+    assert failures(results) == []
+
+    log = tmp_path / "server.log"
+    line = '127.0.0.1 - - [25/Nov/2026:10:32:45 +0000] "GET {} HTTP/1.1" {} {} "-" "-" 3ms request_id=ab user_id=- route={}\n'
+    log.write_text(line.format("/records/4", 200, 900, "/records/<int:recid>")
+                   + line.format("/records/4", 500, 0, "/records/<int:recid>") * 2
+                   + line.format("/api/records/?q=x", 503, 95, "/api/records/"))
+    assert error_statuses(str(log)) == {"500 0 /records/<int:recid>": 2, "503 95 /api/records/": 1}

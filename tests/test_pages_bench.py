@@ -19,7 +19,7 @@ def test_bench_quick_pages_runs_and_reports_both_pairs(tmp_path) -> None:  # typ
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
     done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--parts", "pages", "--setups", "gthread-3x4",
                            "--out", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stderr[-8000:]
     [report] = [json.loads(p.read_text()) for p in tmp_path.glob("bench-*.json")]
     pages = report["pages"]
     assert set(pages) == {"record", "search"}
