@@ -13,7 +13,9 @@ back when the connection goes back to the pool)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, Select
@@ -21,6 +23,17 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler
 
 _Processor = Callable[[Any], Any] | None
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A statement compiled for one dialect, with what each execution needs of it."""
+
+    compiled: SQLCompiler
+    sql: str
+    order: Sequence[str] | None
+    bind: dict[str, Callable[[Any], Any]]
+    columns: list[tuple[str, _Processor]]
 
 
 class PreparedRead:
@@ -31,23 +44,31 @@ class PreparedRead:
         self.statement = statement
         self._engine = engine
         self._error = engine.dialect.loaded_dbapi.Error
-        self._compiled: SQLCompiler | None = None  # at the first execution, once the pool has initialised the dialect
+        self._lock = threading.Lock()
+        self._compiled: _Compiled | None = None  # at the first execution, once the pool has initialised the dialect
 
-    def _compile(self) -> SQLCompiler:
-        dialect = self._engine.dialect
-        compiled = self.statement.compile(dialect=dialect)
-        assert isinstance(compiled, SQLCompiler)  # noqa: S101 - a SELECT compiles to one
-        self._sql = compiled.string
-        self._order = compiled.positiontup  # the parameters' names in order (qmark), None for a named style
-        self._bind = {name: processor for name, bind in compiled.binds.items()
-                      if (processor := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
-        self._columns: list[tuple[str, _Processor]] = []
-        for column in self.statement.selected_columns:
-            if column.key is None:
-                raise ValueError(f"every column of a prepared read needs a name: {column!r}")
-            self._columns.append((column.key, column.type.dialect_impl(dialect).result_processor(dialect, None)))
-        self._compiled = compiled
-        return compiled
+    def _compile(self) -> _Compiled:
+        """The statement compiled, once: threads of a fresh process asking at once wait for the first, and what the
+        compile gives is published whole. Two compiles filling the same attributes at once could interleave (one's
+        columns appended to the other's list), and every later read of the process then failed."""
+        with self._lock:
+            if self._compiled is not None:
+                return self._compiled
+            dialect = self._engine.dialect
+            compiled = self.statement.compile(dialect=dialect)
+            assert isinstance(compiled, SQLCompiler)  # noqa: S101 - a SELECT compiles to one
+            columns: list[tuple[str, _Processor]] = []
+            for column in self.statement.selected_columns:
+                if column.key is None:
+                    raise ValueError(f"every column of a prepared read needs a name: {column!r}")
+                columns.append((column.key, column.type.dialect_impl(dialect).result_processor(dialect, None)))
+            self._compiled = _Compiled(
+                compiled, compiled.string,
+                compiled.positiontup,  # the parameters' names in order (qmark), None for a named style
+                {name: processor for name, bind in compiled.binds.items()
+                 if (processor := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None},
+                columns)
+            return self._compiled
 
     def first(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
         dialect = self._engine.dialect
@@ -57,20 +78,20 @@ class PreparedRead:
             raise DBAPIError.instance(None, None, exc, self._error, dialect=dialect,
                                       connection_invalidated=dialect.is_disconnect(exc, None, None)) from exc
         try:
-            compiled = self._compiled or self._compile()
-            values = compiled.construct_params(params)  # with the statement's own literals, and checked
-            for name, processor in self._bind.items():
+            prepared = self._compiled or self._compile()
+            values = prepared.compiled.construct_params(params)  # with the statement's own literals, and checked
+            for name, processor in prepared.bind.items():
                 values[name] = processor(values[name])
-            arguments: Any = values if self._order is None else [values[name] for name in self._order]
+            arguments: Any = values if prepared.order is None else [values[name] for name in prepared.order]
             cursor = connection.cursor()
             try:
-                cursor.execute(self._sql, arguments)
+                cursor.execute(prepared.sql, arguments)
                 row = cursor.fetchone()
             except self._error as exc:
                 lost = dialect.is_disconnect(exc, connection.dbapi_connection, cursor)
                 if lost:
                     connection.invalidate(exc)
-                raise DBAPIError.instance(self._sql, arguments, exc, self._error, dialect=dialect,
+                raise DBAPIError.instance(prepared.sql, arguments, exc, self._error, dialect=dialect,
                                           connection_invalidated=lost) from exc
             finally:
                 cursor.close()
@@ -79,4 +100,4 @@ class PreparedRead:
         if row is None:
             return None
         return {key: processor(value) if processor is not None else value
-                for (key, processor), value in zip(self._columns, row, strict=True)}
+                for (key, processor), value in zip(prepared.columns, row, strict=True)}

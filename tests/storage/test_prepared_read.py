@@ -110,3 +110,36 @@ def test_a_connection_lost_mid_read_is_invalidated(db, database_url):
     assert lost.value.connection_invalidated
     for _ in range(8):  # every pooled connection is a live one
         assert db.prepared(STATEMENT).first({"since": datetime(2025, 1, 1), "email": "a@example.org", "doc": {}})
+
+
+def test_threads_reading_through_a_statement_not_yet_compiled_all_get_its_row(db):
+    # A worker's first record reads arrive together (a load test, a crawler): each thread found the statement not yet
+    # compiled and compiled it, appending the result columns to whichever list the attribute held at that moment, so
+    # two compiles at once could leave one list with too many and every later read of that process failing (500s on
+    # every record read of one of the three workers, seen under CI's load). Many threads start together on fresh
+    # statements, switching as often as the interpreter allows.
+    import sys
+    import threading
+
+    from repository.storage.prepared import PreparedRead
+
+    params = {"since": datetime(2025, 12, 31), "email": "b@example.org", "doc": {"n": 1}}
+    with db.read() as conn:
+        expected = dict(conn.execute(STATEMENT, params).mappings().one())
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(100):
+            prepared = PreparedRead(db.engine, STATEMENT)
+            start = threading.Barrier(8)
+
+            def read(prepared: PreparedRead = prepared, start: threading.Barrier = start) -> dict | None:
+                start.wait()
+                return prepared.first(params)
+
+            with ThreadPoolExecutor(8) as pool:
+                found = [f.result() for f in [pool.submit(read) for _ in range(8)]]
+            assert found == [expected] * 8
+            assert prepared.first(params) == expected  # and every read after them
+    finally:
+        sys.setswitchinterval(interval)
