@@ -145,8 +145,8 @@ CACHED_CITATIONS = 4096  # ~2 KB each (the item's JSON and its text)
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
     """Plain-text bibliography entries, one per record, in the records' order (a note style, which has no
     bibliography, gives each record's note). Each record is cited on its own, so its entry on a search page is the
-    one its own `text/x-bibliography` gives, whatever else the page holds (no year suffixes or substituted authors
-    between unrelated records). UnusableParameter naming `style` when citeproc-py cannot render the style: a few
+    one its own `text/x-bibliography` gives, whatever else the page holds (no numbering, year suffixes or substituted
+    authors across unrelated records). UnusableParameter naming `style` when citeproc-py cannot render the style: a few
     hundred of the installed styles use what it does not implement."""
     _style(ctx.style, ctx.locale)  # an unknown style or locale is refused before anything is rendered
     items = [_for_citeproc(csl_json(clean(r), ctx)) for r in records]
