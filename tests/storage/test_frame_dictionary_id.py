@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import random
 
+import pytest
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,3 +37,17 @@ def test_the_id_read_off_the_header_is_the_librarys(dict_id, size, writer):
         options = {"dict_data": zstandard.ZstdCompressionDict(content)} if content else {}
         frame = zstandard.ZstdCompressor(**options).compress(data)
     assert packing.dictionary_id(frame) == zstd.get_frame_info(frame).dictionary_id == dict_id
+
+
+def test_a_header_cut_short_is_the_librarys_error():
+    # A stored value cut inside its frame header (a damaged row) fails as the library's own parser fails, rather
+    # than naming a dictionary from whatever bytes follow.
+    frame = packing.pack(b"x" * 1000, zstd.ZstdDict(_dictionary(65_536)))
+    assert packing.dictionary_id(frame) == 65_536
+    for cut in range(4, 10):
+        if len(frame[:cut]) >= (5 if frame[4] & 0x20 else 6) + 4:
+            continue
+        with pytest.raises(zstd.ZstdError):
+            zstd.get_frame_info(frame[:cut])
+        with pytest.raises(zstd.ZstdError):
+            packing.dictionary_id(frame[:cut])
