@@ -28,6 +28,7 @@ SORT_ORDERS: dict[str, str] = {
 DOCUMENT_VERSION = 1
 
 _TAGS = re.compile(r"<[^>]+>")
+UTC_SECONDS = "%Y-%m-%dT%H:%M:%SZ"  # how timestamps are indexed: both engines and the sort keys agree on them
 _TOP = "\U0010ffff"  # sorts after every character a real value starts with
 STATS = ("views", "unique_views", "downloads", "unique_downloads", "volume", "version_views",
          "version_unique_views", "version_downloads", "version_unique_downloads", "version_volume")
@@ -54,7 +55,7 @@ def _utc(value: str | None) -> str | None:
         moment = isoparse(value)  # rarer ISO 8601 forms (week dates, basic format)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime(UTC_SECONDS)
 
 
 def _int(value: Any) -> int | None:
@@ -101,6 +102,12 @@ def _int_part(value: Any) -> str:
 def sort_key(parts: list[str], recid: int) -> str:
     """Join sort components and the record id (tie-breaker) into one hex string that sorts bytewise."""
     return ("".join(parts) + _int_part(recid)).encode("utf-8").hex()
+
+
+def mostrecent_key(created: datetime, recid: int) -> str:
+    """The `sort_mostrecent` key of record `recid` created at `created` (UTC, whole seconds): as `sort_keys` makes
+    it from the document's `created` (repository.search.deep_pages reads pages through the two columns)."""
+    return sort_key([_str_part(created.strftime(UTC_SECONDS))], recid)
 
 
 def sort_keys(doc: dict[str, Any]) -> dict[str, str]:

@@ -1,0 +1,86 @@
+"""Deep pages of `sort=mostrecent` read through the `created` and `recid` columns (repository.search.deep_pages) are
+the pages the sort key gives: every page of every size in both directions, with records created in the same second
+(ties the record id breaks), in several segments, with a query and a filter, and the next cursor each carries."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from helpers.search import ids, run
+
+from repository.search import deep_pages
+from repository.search.documents import to_index_document
+
+from .factories import make_record
+
+SECONDS = ["2019-05-01T10:00:00+00:00", "2019-05-01T10:00:01+00:00", "2020-01-02T03:04:05+00:00",
+           "2021-07-08T09:10:11+00:00", "2021-07-08T09:10:12+00:00"]
+
+
+def _records() -> list[dict]:
+    rng = random.Random(20)
+    recids = rng.sample(range(100, 1000), 70)
+    # Mostly a few seconds shared by many records (a bulk import's), some on their own.
+    return [make_record(recid, created=rng.choice(SECONDS) if i % 5 else f"2018-0{1 + i % 9}-01T00:00:{i % 60:02d}Z",
+                        metadata={"title": f"{'ocean' if i % 3 else 'glacier'} record {i}"})
+            for i, recid in enumerate(recids)]
+
+
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from repository.search.open import open_search
+
+    # No result cache: each page is read again under the other way.
+    backend = open_search(f"embedded://{tmp_path_factory.mktemp('deep')}", cache_entries=0)
+    records = _records()
+    for start in range(0, len(records), 9):  # one commit each: several segments
+        backend.index([to_index_document(r) for r in records[start:start + 9]])
+    return backend, records
+
+
+def _expected(records: list[dict], keep, descending: bool) -> list[int]:  # type: ignore[no-untyped-def]
+    from repository.search.documents import _utc
+
+    chosen = [(_utc(r["created"]), r["id"]) for r in records if keep(r)]
+    return [recid for _, recid in sorted(chosen, reverse=descending)]
+
+
+@pytest.mark.parametrize("sort", ["mostrecent", "-mostrecent"])
+@pytest.mark.parametrize(("args", "keep"), [
+    ({}, lambda r: True),
+    ({"q": "ocean"}, lambda r: r["metadata"]["title"].startswith("ocean")),
+], ids=["all", "query"])
+def test_every_page_read_through_the_columns_is_the_keys_page(dated, monkeypatch, sort, args, keep):
+    backend, records = dated
+    expected = _expected(records, keep, sort == "mostrecent")
+    for size in (1, 4, 7, 20):
+        pages = -(-len(expected) // size)
+        general = []
+        monkeypatch.setattr(deep_pages, "DEEP", 10**9)
+        for page in range(1, pages + 2):
+            general.append(run(backend, sort=sort, size=size, page=page, **args))
+        monkeypatch.setattr(deep_pages, "DEEP", 0)
+        for page, before in zip(range(1, pages + 2), general, strict=True):
+            found = run(backend, sort=sort, size=size, page=page, **args)
+            assert ids(found) == expected[(page - 1) * size:page * size] == ids(before), (size, page)
+            assert found.total == len(expected) == before.total
+            assert found.next_cursor == before.next_cursor, (size, page)
+
+
+def test_an_undated_document_leaves_pages_to_the_key(tmp_path, monkeypatch):
+    from repository.search.open import open_search
+
+    backend = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    records = _records()[:12]
+    docs = [to_index_document(r) for r in records]
+    docs[3]["created"] = None  # sorts after every dated record, by its key
+    del docs[3]["created"]
+    from repository.search.documents import sort_keys
+
+    docs[3].update(sort_keys(docs[3]))
+    backend.index(docs)
+    monkeypatch.setattr(deep_pages, "DEEP", 0)
+    walked = sum((ids(run(backend, sort="-mostrecent", size=5, page=p)) for p in (1, 2, 3)), [])
+    assert walked[-1] == records[3]["id"]
+    assert sorted(walked) == sorted(r["id"] for r in records)
