@@ -32,6 +32,9 @@ MIN_FETCH_BYTES = 64 * 1024
 # gunicorn's logger (repository/serving/logs.py) in the connection's task, once the response is sent.
 LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("log_fields", default=None)
 LOG_FIELDS_KEY = "repository.log_fields"  # their dict in the WSGI environ
+# Also among them, for the access line of a request whose client left before its answer (logs.Logger): the status
+# the app answered, and whether the client left while the request itself was still arriving.
+APP_STATUS, CLIENT_CLOSED = "app_status", "client_closed"
 
 
 class _Timeout(Exception):
@@ -166,6 +169,7 @@ class WSGIFront:
             await _send_error(send, 408, f"The request body did not arrive within {2 * self.timeout:g} s.")
             return
         except ClientDisconnected:
+            fields[CLIENT_CLOSED] = True  # gunicorn logs a request it was never answered as a 500
             return
 
         leftover: list[bytes] = []  # the rest of a piece split at the end of a fetch: the start of the next one
@@ -228,6 +232,9 @@ class WSGIFront:
         following: asyncio.Future[tuple[list[bytes], bool]] | None = None
         try:
             status, headers, chunks, done = await loop.run_in_executor(self.executor, call.start, environ)
+            fields = scope.get(LOG_FIELDS_KEY)
+            if fields is not None:
+                fields[APP_STATUS] = status  # what the app answered, had the client stayed (logs.Logger)
             await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
             while True:
                 # The next batch is made in a thread while the loop encrypts and writes this one: a file read from

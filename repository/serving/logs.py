@@ -15,10 +15,15 @@ from gunicorn.config import Config
 from gunicorn.glogging import Logger as GunicornLogger
 
 from repository.config import Settings
-from repository.serving.adapter import LOG_FIELDS
+from repository.serving.adapter import APP_STATUS, CLIENT_CLOSED, LOG_FIELDS
 from repository.web.logs import json_formatter
 
 REDACTED = "[redacted]"
+# The access line's status for a request whose client left before its answer was written, as nginx logs it.
+# gunicorn logs those as 500 with no byte sent (it answers a request the app did not, and ignores the answer of an
+# app whose client is gone): an operator would read a server error, and every benchmark run stopping its
+# connections mid-request left a few.
+CLIENT_CLOSED_REQUEST = 499
 # Query parameters whose values are secrets: a token in the URL, and a password a client put there by mistake.
 _TOKEN = re.compile(r"((?:^|[?&;\s\"'])(?:access_token|token|password|client_secret)(?:=|%3D))[^&;\s\"']*",
                     re.IGNORECASE)
@@ -57,7 +62,8 @@ def install_redaction() -> None:
 class Logger(GunicornLogger):
     """gunicorn's logger (`--logger-class repository.serving.logs.Logger`) with access tokens redacted, the app's
     request id, user id and route on each access line (`%(request_id)s`, `%(user_id)s`, `%(route)s` in
-    `access_log_format`), and JSON lines with LOG_FORMAT=json."""
+    `access_log_format`), a request whose client left before its answer logged as 499 (not gunicorn's 500), and
+    JSON lines with LOG_FORMAT=json."""
 
     log_format = "text"
 
@@ -76,6 +82,9 @@ class Logger(GunicornLogger):
         atoms["request_id"] = fields.get("request_id") or atoms.get("{x-request-id}o") or "-"
         atoms["user_id"] = fields.get("user_id") or "-"
         atoms["route"] = fields.get("route") or "-"
+        gone = fields.get(CLIENT_CLOSED) or fields.get(APP_STATUS) not in (None, 500)
+        if str(atoms.get("s")) == "500" and not getattr(resp, "sent", None) and gone:
+            atoms["s"] = CLIENT_CLOSED_REQUEST
         return atoms
 
     def access(self, resp: Any, req: Any, environ: MutableMapping[str, Any], request_time: Any) -> None:

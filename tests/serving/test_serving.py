@@ -10,6 +10,7 @@ import os
 import random
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import time
@@ -244,6 +245,52 @@ def test_access_tokens_never_reach_the_log(live_server):
         log = handle.read()
     assert "access_token=[redacted]" in log
     assert secret not in log
+
+
+def _reset(sock: ssl.SSLSocket) -> None:
+    """Leave as a client that gives up does: the connection reset, nothing more read or sent."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def _access_lines(server: dict, marker: str, count: int) -> list[str]:
+    """The access lines naming `marker`, once there are `count` (each is written when its request is done)."""
+    deadline = time.monotonic() + 15
+    while True:
+        with open(os.path.join(server["env"]["INSTANCE_PATH"], "server.log")) as handle:
+            lines = [line for line in handle if marker in line and "HTTP/1.1\"" in line]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
+
+
+def test_a_request_whose_client_left_is_logged_499_not_500(live_server, token):
+    """gunicorn logs a request whose client left before the answer as a 500 with no byte sent, whether the client
+    left while the request was arriving or while the app was answering it: an operator reading the log would see
+    a server error. Such a line says 499 (nginx's "client closed request"); the app's own answers keep theirs."""
+    auth = {"Authorization": f"Bearer {token}"}
+    marker = f"left-{random.randrange(10**9)}"
+    # 1. The body stops half way: the app is never called.
+    sock = tls_connection(live_server)
+    sock.sendall(f"POST /api/deposit/depositions?{marker}=body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                 f"application/json\r\nAuthorization: Bearer {token}\r\nContent-Length: 1000\r\n\r\n{{\"a\"".encode())
+    time.sleep(0.3)
+    _reset(sock)
+    # 2. An upload given up while the app reads it: the app answers, to nobody.
+    bucket = requests.post(live_server["url"] + "/api/deposit/depositions", json={}, headers=auth,
+                           verify=live_server["cert"], timeout=10).json()["links"]["bucket"]
+    sock = tls_connection(live_server)
+    sock.sendall(f"PUT {urlsplit(bucket).path}/{marker}.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                 f"{token}\r\nContent-Length: 100000000\r\n\r\n".encode() + b"x" * 2_000_000)
+    time.sleep(0.5)
+    _reset(sock)
+    # 3. An answer the server did write keeps its status (a 404 here).
+    assert requests.get(live_server["url"] + f"/api/records/999999?{marker}=kept", verify=live_server["cert"],
+                        timeout=10).status_code == 404
+    lines = _access_lines(live_server, marker, 3)
+    statuses = {next(p for p in ("=body", ".bin", "=kept") if p in line): line.split('" ')[1].split()[0]
+                for line in lines}
+    assert statuses == {"=body": "499", ".bin": "499", "=kept": "404"}, lines
 
 
 @pytest.mark.slow  # a subprocess: seconds of start-up
