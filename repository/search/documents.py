@@ -106,8 +106,13 @@ def sort_key(parts: list[str], recid: int) -> str:
 
 def mostrecent_key(created: datetime, recid: int) -> str:
     """The `sort_mostrecent` key of record `recid` created at `created` (UTC, whole seconds): as `sort_keys` makes
-    it from the document's `created` (repository.search.deep_pages reads pages through the two columns)."""
+    it from the document's `created` (repository.search.deep_pages reads deep pages through the two columns)."""
     return sort_key([_str_part(created.strftime(UTC_SECONDS))], recid)
+
+
+def mostviewed_key(views: int, recid: int) -> str:
+    """The `sort_mostviewed` key of record `recid` whose version was viewed `views` times, as `sort_keys` makes it."""
+    return sort_key([_int_part(views)], recid)
 
 
 def sort_keys(doc: dict[str, Any]) -> dict[str, str]:
@@ -115,7 +120,7 @@ def sort_keys(doc: dict[str, Any]) -> dict[str, str]:
     recid = doc["recid"]
     return {
         "sort_mostrecent": sort_key([_str_part(doc.get("created"))], recid),
-        "sort_mostviewed": sort_key([_int_part(doc.get("stats.version_views"))], recid),
+        "sort_mostviewed": sort_key([_int_part(doc.get("stats.version_views"))], recid),  # mostviewed_key
         "sort_publication_date": sort_key([_str_part(doc.get("publication_date"))], recid),
         "sort_conference_session": sort_key(
             [_str_part(doc.get("meeting.session")), _str_part(doc.get("meeting.session_part"), desc=True)], recid),

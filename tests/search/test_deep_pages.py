@@ -1,6 +1,7 @@
-"""Deep pages of `sort=mostrecent` read through the `created` and `recid` columns (repository.search.deep_pages) are
-the pages the sort key gives: every page of every size in both directions, with records created in the same second
-(ties the record id breaks), in several segments, with a query and a filter, and the next cursor each carries."""
+"""Deep pages of `sort=mostrecent` and `sort=mostviewed` read through the `created` or views column and the `recid`
+column (repository.search.deep_pages) are the pages the sort key gives: every page of every size in both
+directions, with records created in the same second or viewed as often (ties the record id breaks), in several
+segments, with and without a query, and the next cursor each carries."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def _records() -> list[dict]:
     recids = rng.sample(range(100, 1000), 70)
     # Mostly a few seconds shared by many records (a bulk import's), some on their own.
     return [make_record(recid, created=rng.choice(SECONDS) if i % 5 else f"2018-0{1 + i % 9}-01T00:00:{i % 60:02d}Z",
+                        stats={"views": 0, "version_views": rng.choice([0, 0, 0, 3, 7, 7, i]), "downloads": 0},
                         metadata={"title": f"{'ocean' if i % 3 else 'glacier'} record {i}"})
             for i, recid in enumerate(recids)]
 
@@ -39,21 +41,23 @@ def dated(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     return backend, records
 
 
-def _expected(records: list[dict], keep, descending: bool) -> list[int]:  # type: ignore[no-untyped-def]
+def _expected(records: list[dict], keep, sort: str) -> list[int]:  # type: ignore[no-untyped-def]
     from repository.search.documents import _utc
 
-    chosen = [(_utc(r["created"]), r["id"]) for r in records if keep(r)]
-    return [recid for _, recid in sorted(chosen, reverse=descending)]
+    value = (lambda r: _utc(r["created"])) if sort.endswith("mostrecent") else \
+        (lambda r: r["stats"]["version_views"])
+    chosen = [(value(r), r["id"]) for r in records if keep(r)]
+    return [recid for _, recid in sorted(chosen, reverse=not sort.startswith("-"))]
 
 
-@pytest.mark.parametrize("sort", ["mostrecent", "-mostrecent"])
+@pytest.mark.parametrize("sort", ["mostrecent", "-mostrecent", "mostviewed", "-mostviewed"])
 @pytest.mark.parametrize(("args", "keep"), [
     ({}, lambda r: True),
     ({"q": "ocean"}, lambda r: r["metadata"]["title"].startswith("ocean")),
 ], ids=["all", "query"])
 def test_every_page_read_through_the_columns_is_the_keys_page(dated, monkeypatch, sort, args, keep):
     backend, records = dated
-    expected = _expected(records, keep, sort == "mostrecent")
+    expected = _expected(records, keep, sort)
     for size in (1, 4, 7, 20):
         pages = -(-len(expected) // size)
         general = []
@@ -84,3 +88,17 @@ def test_an_undated_document_leaves_pages_to_the_key(tmp_path, monkeypatch):
     walked = sum((ids(run(backend, sort="-mostrecent", size=5, page=p)) for p in (1, 2, 3)), [])
     assert walked[-1] == records[3]["id"]
     assert sorted(walked) == sorted(r["id"] for r in records)
+
+
+def test_a_count_below_zero_leaves_pages_to_the_key(tmp_path, monkeypatch):
+    """The key holds a negative count as 0 (documents._int_part), the column as it is: such an index is read by the
+    key, whose order the pages keep."""
+    from repository.search.open import open_search
+
+    backend = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    views = {101: 0, 102: 2, 103: 0, 104: -5}  # 104 is with the zeros by its key, after them in the column
+    backend.index([to_index_document(make_record(recid, stats={"views": 0, "version_views": n, "downloads": 0}))
+                   for recid, n in views.items()])
+    monkeypatch.setattr(deep_pages, "DEEP", 0)
+    assert sum((ids(run(backend, sort="mostviewed", size=1, page=p)) for p in (1, 2, 3, 4)), []) == \
+        [102, 104, 103, 101]
