@@ -339,13 +339,14 @@ class Bench:
         def search(**params: str) -> str:
             return "/api/records/?" + urlencode({"size": "20", **params})
 
-        # A cursor page deep in the result set: past the page window when the corpus is larger than it.
+        # The listing's last page inside the page window (page 500 of 20, offset 9,980), and the page after it,
+        # which only a cursor reaches (links.next) when the corpus is larger than the window. (Until session 36
+        # `search_deep_cursor` took links.next of page 499, which is page 500 itself: the deep page, no cursor.)
         listing = requests.get(server.base + search(sort="mostrecent", page="1"), verify=server.cert,
                                timeout=60).json()
         total = listing["hits"]["total"]
-        deep_page = max(1, min(10_000, total) // 20 - 1)
-        page = requests.get(server.base + search(sort="mostrecent", page=str(deep_page)), verify=server.cert,
-                            timeout=60).json()
+        deep_page = search(sort="mostrecent", page=str(max(1, min(10_000, total) // 20)))
+        page = requests.get(server.base + deep_page, verify=server.cert, timeout=60).json()
         deep = page["links"].get("next") or page["links"]["self"]
         deep = deep[len(PUBLIC_BASE):] if deep.startswith(PUBLIC_BASE) else deep
         common = sample["common"]
@@ -358,6 +359,7 @@ class Bench:
             ("search_sorted", [search(q=common, sort="mostrecent")]),
             ("search_aggregations", [search(q=common, facets="access_right,type,file_type,keywords,communities,"
                                                              "publication_date")]),
+            ("search_deep_page", [deep_page]),
             ("search_deep_cursor", [deep]),
         ]
         targets += [(f"record_{fmt}", [f"/api/records/{recid}?format={fmt}" for recid in ids])
