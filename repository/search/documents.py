@@ -120,7 +120,7 @@ def sort_keys(doc: dict[str, Any]) -> dict[str, str]:
     recid = doc["recid"]
     return {
         "sort_mostrecent": sort_key([_str_part(doc.get("created"))], recid),
-        "sort_mostviewed": sort_key([_int_part(doc.get("stats.version_views"))], recid),  # mostviewed_key
+        "sort_mostviewed": sort_key([_int_part(doc.get("stats.version_views"))], recid),
         "sort_publication_date": sort_key([_str_part(doc.get("publication_date"))], recid),
         "sort_conference_session": sort_key(
             [_str_part(doc.get("meeting.session")), _str_part(doc.get("meeting.session_part"), desc=True)], recid),

@@ -11,7 +11,8 @@ import pytest
 from helpers.search import ids, run
 
 from repository.search import deep_pages
-from repository.search.documents import to_index_document
+from repository.search.documents import _utc, sort_keys, to_index_document
+from repository.search.open import open_search
 
 from .factories import make_record
 
@@ -31,8 +32,6 @@ def _records() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def dated(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from repository.search.open import open_search
-
     # No result cache: each page is read again under the other way.
     backend = open_search(f"embedded://{tmp_path_factory.mktemp('deep')}", cache_entries=0)
     records = _records()
@@ -42,8 +41,7 @@ def dated(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
 
 
 def _expected(records: list[dict], keep, sort: str) -> list[int]:  # type: ignore[no-untyped-def]
-    from repository.search.documents import _utc
-
+    """The records `keep` chooses in the order of `sort`: their value (timestamps as indexed), then their id."""
     value = (lambda r: _utc(r["created"])) if sort.endswith("mostrecent") else \
         (lambda r: r["stats"]["version_views"])
     chosen = [(value(r), r["id"]) for r in records if keep(r)]
@@ -73,16 +71,11 @@ def test_every_page_read_through_the_columns_is_the_keys_page(dated, monkeypatch
 
 
 def test_an_undated_document_leaves_pages_to_the_key(tmp_path, monkeypatch):
-    from repository.search.open import open_search
-
     backend = open_search(f"embedded://{tmp_path}", cache_entries=0)
     records = _records()[:12]
     docs = [to_index_document(r) for r in records]
-    docs[3]["created"] = None  # sorts after every dated record, by its key
     del docs[3]["created"]
-    from repository.search.documents import sort_keys
-
-    docs[3].update(sort_keys(docs[3]))
+    docs[3].update(sort_keys(docs[3]))  # its key sorts after every dated record's
     backend.index(docs)
     monkeypatch.setattr(deep_pages, "DEEP", 0)
     walked = sum((ids(run(backend, sort="-mostrecent", size=5, page=p)) for p in (1, 2, 3)), [])
@@ -93,8 +86,6 @@ def test_an_undated_document_leaves_pages_to_the_key(tmp_path, monkeypatch):
 def test_a_count_below_zero_leaves_pages_to_the_key(tmp_path, monkeypatch):
     """The key holds a negative count as 0 (documents._int_part), the column as it is: such an index is read by the
     key, whose order the pages keep."""
-    from repository.search.open import open_search
-
     backend = open_search(f"embedded://{tmp_path}", cache_entries=0)
     views = {101: 0, 102: 2, 103: 0, 104: -5}  # 104 is with the zeros by its key, after them in the column
     backend.index([to_index_document(make_record(recid, stats={"views": 0, "version_views": n, "downloads": 0}))
