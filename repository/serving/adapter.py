@@ -228,14 +228,14 @@ class WSGIFront:
         """Run the app in a thread; send its answer from the event loop, so no thread waits for a slow reader."""
         call = _Call(self.app, self.buffer_bytes)
         environ = build_environ(scope, body)
-        environ[LOG_FIELDS_KEY] = scope.get(LOG_FIELDS_KEY)
+        fields = environ[LOG_FIELDS_KEY] = scope.setdefault(LOG_FIELDS_KEY, {})  # `_http` put it there
         following: asyncio.Future[tuple[list[bytes], bool]] | None = None
         try:
             status, headers, chunks, done = await loop.run_in_executor(self.executor, call.start, environ)
-            fields = scope.get(LOG_FIELDS_KEY)
-            if fields is not None:
-                fields[APP_STATUS] = status  # what the app answered, had the client stayed (logs.Logger)
             await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
+            # Handed over without error: written, or dropped by gunicorn because the client is gone (logs.Logger
+            # then logs 499). An answer gunicorn refused (it raises) stays the 500 it logs.
+            fields[APP_STATUS] = status
             while True:
                 # The next batch is made in a thread while the loop encrypts and writes this one: a file read from
                 # a cold disk then overlaps the sending instead of alternating with it (bench/archive_bench.py: the
@@ -247,7 +247,8 @@ class WSGIFront:
                 chunks, done = await following
                 following = None
         except _Timeout:
-            return  # the response stays incomplete: gunicorn closes the connection
+            fields[CLIENT_CLOSED] = True  # it read nothing for `timeout` s: gunicorn closes the connection
+            return  # the response stays incomplete
         finally:
             if following is not None:  # a batch still being made: the app's steps run one at a time, close last
                 with contextlib.suppress(Exception):
