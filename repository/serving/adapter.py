@@ -247,7 +247,7 @@ class WSGIFront:
                 chunks, done = await following
                 following = None
         except _Timeout:
-            fields[CLIENT_CLOSED] = True  # it read nothing for `timeout` s: gunicorn closes the connection
+            fields[CLIENT_CLOSED] = True  # not reading: if nothing was written, gunicorn would log its own 500
             return  # the response stays incomplete
         finally:
             if following is not None:  # a batch still being made: the app's steps run one at a time, close last
