@@ -34,7 +34,7 @@ from typing import Any
 
 import tantivy
 
-from repository.search.documents import mostrecent_key, mostviewed_key
+from repository.search.documents import UTC_SECONDS, mostrecent_key, mostviewed_key
 from repository.search.params import SearchRequest
 from repository.search.tantivy_query import PRESENT, hit_count
 
@@ -59,7 +59,8 @@ class Column:
 
 
 COLUMNS = {
-    "mostrecent": Column("created", tantivy.FieldType.Date, lambda value, recid: mostrecent_key(_at(value), recid)),
+    "mostrecent": Column("created", tantivy.FieldType.Date,
+                         lambda value, recid: mostrecent_key(_at(value).strftime(UTC_SECONDS), recid)),
     "mostviewed": Column("stats.version_views", tantivy.FieldType.Integer, mostviewed_key),
 }
 

@@ -104,14 +104,14 @@ def sort_key(parts: list[str], recid: int) -> str:
     return ("".join(parts) + _int_part(recid)).encode("utf-8").hex()
 
 
-def mostrecent_key(created: datetime, recid: int) -> str:
-    """The `sort_mostrecent` key of record `recid` created at `created` (UTC, whole seconds): as `sort_keys` makes
-    it from the document's `created` (repository.search.deep_pages reads deep pages through the two columns)."""
-    return sort_key([_str_part(created.strftime(UTC_SECONDS))], recid)
+def mostrecent_key(created: str | None, recid: int) -> str:
+    """The `sort_mostrecent` key of record `recid` created at `created` (as indexed, UTC_SECONDS); also made from
+    the two columns by repository.search.deep_pages."""
+    return sort_key([_str_part(created)], recid)
 
 
-def mostviewed_key(views: int, recid: int) -> str:
-    """The `sort_mostviewed` key of record `recid` whose version was viewed `views` times, as `sort_keys` makes it."""
+def mostviewed_key(views: int | None, recid: int) -> str:
+    """The `sort_mostviewed` key of record `recid` whose version was viewed `views` times (as deep_pages too)."""
     return sort_key([_int_part(views)], recid)
 
 
@@ -119,8 +119,8 @@ def sort_keys(doc: dict[str, Any]) -> dict[str, str]:
     """The `sort_<option>` fields of one index document (see SORT_ORDERS)."""
     recid = doc["recid"]
     return {
-        "sort_mostrecent": sort_key([_str_part(doc.get("created"))], recid),
-        "sort_mostviewed": sort_key([_int_part(doc.get("stats.version_views"))], recid),
+        "sort_mostrecent": mostrecent_key(doc.get("created"), recid),
+        "sort_mostviewed": mostviewed_key(doc.get("stats.version_views"), recid),
         "sort_publication_date": sort_key([_str_part(doc.get("publication_date"))], recid),
         "sort_conference_session": sort_key(
             [_str_part(doc.get("meeting.session")), _str_part(doc.get("meeting.session_part"), desc=True)], recid),

@@ -138,6 +138,7 @@ def dictionary(dict_id: int, dialect: Dialect | None = None) -> zstd.ZstdDict:
     raise LookupError(f"zstd dictionary {dict_id} is in no open database")
 
 
+_CUT_SHORT = "A zstd frame header is cut short: the value is not a whole frame."
 _DICT_ID_BYTES = (0, 1, 2, 4)  # by the frame header descriptor's last two bits (RFC 8878, 3.1.1.1.1)
 
 
@@ -145,14 +146,14 @@ def dictionary_id(frame: bytes) -> int:
     """The id of the dictionary frame `frame` was packed with; 0 for none. Read off the frame header (RFC 8878,
     3.1.1.1): `get_frame_info`, which parses the whole header in Python, was 6% of a reindex's reading thread."""
     if len(frame) < 6:  # the magic number, the descriptor and one more byte begin every frame header
-        raise zstd.ZstdError("A zstd frame header is cut short: the value is not a whole frame.")
+        raise zstd.ZstdError(_CUT_SHORT)
     descriptor = frame[4]
     size = _DICT_ID_BYTES[descriptor & 3]
     if not size:
         return 0
     start = 5 if descriptor & 0x20 else 6  # a window descriptor byte precedes it unless Single_Segment_flag
     if len(frame) < start + size:
-        raise zstd.ZstdError("A zstd frame header is cut short: the value is not a whole frame.")
+        raise zstd.ZstdError(_CUT_SHORT)
     return int.from_bytes(frame[start:start + size], "little")
 
 
