@@ -18,8 +18,9 @@ orders it:
 4. if the page runs past the group, its rest from the matches after `v`, by the key again (at most a page of hits,
    so a cheap read of it).
 
-A document without the value has a key that sorts after every other, and a negative count is keyed as 0; no
-published record has either, but an index holding one is read the general way. The other orders keep the general
+A document without the value (its key sorts after every other), one whose date the column cannot hold
+(tantivy_query.DATES: left out of the column, and not `PRESENT`) and a negative count (keyed as 0) are not in the
+column's order; no published record has any of them, but an index holding one is read the general way. The other orders keep the general
 way: publication date (its date column cannot hold the years before 1677 or after 2262 that the key orders),
 version, journal and conference session (text or two values first). A cursor does too: its range over the key
 column measured as fast as reading it this way, at 100,000 records and at a million.

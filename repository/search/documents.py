@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from dateutil.parser import isoparse
@@ -101,7 +101,7 @@ def _int_part(value: Any) -> str:
 
 def sort_key(parts: list[str], recid: int) -> str:
     """Join sort components and the record id (tie-breaker) into one hex string that sorts bytewise."""
-    return ("".join(parts) + _int_part(recid)).encode("utf-8").hex()
+    return sort_prefix("".join(parts) + _int_part(recid))
 
 
 def mostrecent_key(created: str | None, recid: int) -> str:
@@ -113,6 +113,19 @@ def mostrecent_key(created: str | None, recid: int) -> str:
 def mostviewed_key(views: int | None, recid: int) -> str:
     """The `sort_mostviewed` key of record `recid` whose version was viewed `views` times (as deep_pages too)."""
     return sort_key([_int_part(views)], recid)
+
+
+def day_keys(first: date | None, last: date | None) -> tuple[str | None, str | None]:
+    """The keys of a sort whose first part is a day (`sort_publication_date`) that lie from day `first` to day `last`
+    (None: open on that side), as the bounds [lower, upper) of a range over the key column: a day's keys start with
+    the day and `\\x00`."""
+    return (None if first is None else sort_prefix(first.isoformat() + "\x00"),
+            None if last is None else sort_prefix(last.isoformat() + "\x01"))
+
+
+def sort_prefix(text: str) -> str:
+    """The start of every sort key whose parts begin with `text` (sort_key's encoding)."""
+    return text.encode("utf-8").hex()
 
 
 def sort_keys(doc: dict[str, Any]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from repository.search.tantivy_query import (
     FORM,
     Translator,
     add_distinct,
+    add_json,
     build_schema,
     hit_count,
     int_column,
@@ -86,6 +87,7 @@ class EmbeddedBackend:
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
         self.schema = build_schema(self.fields)
+        self._parser = tantivy.Index(self.schema)  # in memory, empty: its query parser builds key ranges (Translator)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
         # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct).
@@ -212,7 +214,7 @@ class EmbeddedBackend:
                     continue  # a late retry of an older revision must not undo a newer one
                 if recid in indexed:
                     writer.delete_documents_by_term("recid", recid)
-                writer.add_json(document.decode())
+                add_json(writer, document, self.fields)
             after = writer.commit()
         except BaseException:
             self._lease.discard(name)
@@ -262,6 +264,9 @@ class EmbeddedBackend:
             touched.update(int(r) for r in step[1].split(b",") if r)
         return frozenset(touched)
 
+    def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None) -> Translator:
+        return Translator(schema or self.schema, searcher, self.fields, self._parser)
+
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
         probe = self._probed(state, recids)
@@ -269,7 +274,7 @@ class EmbeddedBackend:
             return False
         searcher, narrow = probe
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
-                                             (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+                                             (tantivy.Occur.Must, self._translator(searcher)(node))])
         return hit_count(searcher.search(query, 1)) > 0
 
     def _matching(self, state: Snapshot, node: Node, recids: frozenset[int]) -> frozenset[int]:
@@ -279,7 +284,7 @@ class EmbeddedBackend:
             return frozenset()
         searcher, narrow = probe
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, narrow),
-                                             (tantivy.Occur.Must, Translator(self.schema, searcher, self.fields)(node))])
+                                             (tantivy.Occur.Must, self._translator(searcher)(node))])
         found = searcher.search(query, len(recids), count=False).hits
         return frozenset(int_column(searcher, "recid", [a for _, a in found])) if found else frozenset()
 
@@ -409,7 +414,7 @@ class EmbeddedBackend:
         loaded = 0
         try:
             for _recid, _revision, document in documents:
-                writer.add_json(document.decode())
+                add_json(writer, document, self.fields)
                 loaded += 1
             writer.commit()
         except BaseException:
@@ -460,7 +465,7 @@ class EmbeddedBackend:
         when an earlier commit's answer still holds)."""
         index, state = self._live_snapshot()
         searcher = state.searcher
-        translate = Translator(index.schema, searcher, self.fields)
+        translate = self._translator(searcher, index.schema)
 
         counted = [0]  # the search's total, set by _search before it asks for the facets
         distinct = self._distinct.get(state.name)

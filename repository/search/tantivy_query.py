@@ -6,13 +6,13 @@ import base64
 import functools
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, cast
 
 import orjson
 import tantivy
 
-from repository.search.documents import add_member
+from repository.search.documents import add_member, day_keys
 from repository.search.mapping import SOURCE_FIELD, Field
 from repository.search.query import (
     Exists,
@@ -30,6 +30,10 @@ from repository.search.query import (
 )
 
 DATES = (datetime(1677, 9, 22, tzinfo=UTC), datetime(2262, 4, 11, tzinfo=UTC))  # what the engine's dates can hold
+# Date fields whose values may lie outside DATES (a publication date is any day of the years 1-9999), with the sort
+# key column that orders them by day: their ranges are read from that column, and a value the date column cannot
+# hold is left out of it (tantivy refuses the whole document otherwise). The others are timestamps the service set.
+KEYED_DATES = {"publication_date": "sort_publication_date"}
 PRESENT = "_present"  # names of the fields a document has, so `_exists_` works on every field kind
 # The open-vocabulary keyword fields the facets count (facets.py), each with a fast field holding how many distinct
 # terms a document has in it: the facet's (document, term) pairs are then a sum over the matches, which costs less
@@ -91,6 +95,45 @@ def _date(value: Any) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+def _held(f: Field, value: Any) -> bool:
+    """Whether the engine's column of field `f` can hold `value`: any value but a date outside DATES."""
+    return f.kind != "date" or DATES[0] <= _date(value) <= DATES[1]
+
+
+def add_json(writer: tantivy.IndexWriter, document: bytes, field_map: dict[str, Field]) -> None:
+    """Add engine-ready `document` (to_tantivy_json) to `writer`. One stored before dates outside DATES were left
+    out of their columns holds such a date, which tantivy refuses with the whole document (its record was then
+    never found): it is added without it, as `to_tantivy_json` now makes it."""
+    try:
+        writer.add_json(document.decode())
+    except ValueError:
+        held = _without_unheld_dates(document, field_map)
+        if held is None:
+            raise
+        writer.add_json(held.decode())
+
+
+def _without_unheld_dates(document: bytes, field_map: dict[str, Field]) -> bytes | None:
+    """`document` as `to_tantivy_json` now makes it: without the date values the engine cannot hold (and, where no
+    key finds them, not present); None when it holds none."""
+    values = orjson.loads(document)
+    changed = False
+    for name in [n for n, f in field_map.items() if f.kind == "date" and isinstance(values.get(n), list)]:
+        held = [v for v in values[name] if _held(field_map[name], v)]
+        if len(held) == len(values[name]):
+            continue
+        changed = True
+        if held:
+            values[name] = held
+        else:
+            del values[name]
+            if name not in KEYED_DATES:
+                values[PRESENT] = [n for n in values.get(PRESENT, []) if n != name]
+    if not changed:
+        return None
+    return json.dumps(values, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Document:
     """An index document (documents.to_index_document) as a tantivy Document."""
     out = tantivy.Document()
@@ -101,7 +144,10 @@ def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Docu
         f = field_map.get(name)
         if f is None:
             continue
-        for v in value if isinstance(value, list) else [value]:
+        held = [v for v in (value if isinstance(value, list) else [value]) if _held(f, v)]
+        if not held and name not in KEYED_DATES:
+            continue  # only dates the column cannot hold: without a key to find them, the engine has none
+        for v in held:
             if f.kind == "text":
                 out.add_text(name, str(v))
             elif f.kind == "keyword":
@@ -155,8 +201,10 @@ def to_tantivy_json(doc: dict[str, Any], field_map: dict[str, Field]) -> bytes:
         if f.kind == "geo":
             out[f"{name}.lat"] = [float(v["lat"]) for v in values]
             out[f"{name}.lon"] = [float(v["lon"]) for v in values]
-        else:
-            out[name] = [_json_value(f, v) for v in values]
+        elif held := [_json_value(f, v) for v in values if _held(f, v)]:
+            out[name] = held
+        elif name not in KEYED_DATES:
+            continue  # only dates the column cannot hold (_held): without a key to find them, the engine has none
         present.append(name)
         if name in DISTINCT:
             out[DISTINCT[name]] = [_distinct(f, values)]
@@ -205,6 +253,28 @@ def wildcard_regex(pattern: str) -> str:
     return "".join(out)
 
 
+def _day_span(node: Range) -> tuple[date | None, date | None] | None:
+    """The first and last day (None: open) within the bounds of `node` over a field whose values are days (midnight
+    UTC); None when no day is."""
+    first = last = None
+    try:
+        if node.gte is not None or node.gt is not None:
+            moment = _date(node.gte if node.gte is not None else node.gt)
+            first = moment.date()
+            if node.gte is None or moment != datetime.combine(first, datetime.min.time(), UTC):
+                first += timedelta(days=1)  # past `gt`, or after a moment within the day: from the next day
+        if node.lte is not None or node.lt is not None:
+            moment = _date(node.lte if node.lte is not None else node.lt)
+            last = moment.date()
+            if node.lte is None and moment == datetime.combine(last, datetime.min.time(), UTC):
+                last -= timedelta(days=1)  # before midnight: up to the day before
+    except OverflowError:  # past 9999-12-31, or before 0001-01-01: no day is
+        return None
+    if first is not None and last is not None and first > last:
+        return None
+    return first, last
+
+
 def _escape(ch: str) -> str:
     """A literal character in tantivy's regex dialect (`\\<` there is a word boundary, so use classes)."""
     if ch.isalnum() or not ch.isascii():
@@ -215,8 +285,10 @@ def _escape(ch: str) -> str:
 class Translator:
     """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
 
-    def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field]):
-        self.schema, self.searcher, self.fields = schema, searcher, field_map
+    def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field],
+                 parser: tantivy.Index | None = None):
+        # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column)
+        self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
 
     def value(self, name: str, value: Any) -> Any:
         f = self.fields[name]
@@ -261,6 +333,8 @@ class Translator:
 
     def range(self, node: Range) -> tantivy.Query:
         kind = self.fields[node.field].kind
+        if node.field in KEYED_DATES and self.parser is not None:
+            return self.days(node, KEYED_DATES[node.field])
         field_type = tantivy.FieldType.Date if kind == "date" else tantivy.FieldType.Integer
         lower = node.gte if node.gte is not None else node.gt
         upper = node.lte if node.lte is not None else node.lt
@@ -275,6 +349,19 @@ class Translator:
             return tantivy.Query.all_query()
         return tantivy.Query.range_query(self.schema, node.field, field_type, lower_bound=lower, upper_bound=upper,
                                          include_lower=node.gt is None, include_upper=node.lt is None)
+
+    def days(self, node: Range, key_field: str) -> tantivy.Query:
+        """A range over a date field of KEYED_DATES, read from its sort key column: exact for every day of the years
+        1-9999, where the date column holds only 1677-2262 (as fast: a range of the key column's ordinals)."""
+        span = _day_span(node)
+        if span is None:
+            return tantivy.Query.empty_query()
+        if span == (None, None):
+            return tantivy.Query.all_query()
+        lower, upper = day_keys(*span)
+        assert self.parser is not None  # noqa: S101 - range() asks only with one
+        return self.parser.parse_query(f"{key_field}:[{lower or '*'} TO {upper + '}' if upper else '*]'}",
+                                       [key_field])
 
     def geo(self, box: GeoBox) -> tantivy.Query:
         """Lat and lon are separate multi-valued columns: find candidates, then keep records with one point inside."""
