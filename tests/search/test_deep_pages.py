@@ -106,3 +106,41 @@ def test_a_date_the_column_cannot_hold_leaves_pages_to_the_key(tmp_path, monkeyp
     for sort in ("mostrecent", "-mostrecent"):
         walked = sum((ids(run(backend, sort=sort, size=5, page=p)) for p in (1, 2, 3)), [])
         assert walked == _expected(records, lambda r: True, sort)
+
+
+DAYS = ["1500-01-01", "1677-09-21", "2019-05-01", "2019-05-02", "2020-01-02", "2262-04-12"]
+
+
+@pytest.fixture(scope="module")
+def published_on(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Records sharing a few publication days, two of them outside what the date column holds (the key orders
+    them, the column leaves them out), written in several commits."""
+    backend = open_search(f"embedded://{tmp_path_factory.mktemp('days')}", cache_entries=0)
+    rng = random.Random(21)
+    records = [make_record(recid, metadata={"title": f"{'ocean' if i % 3 else 'glacier'} record {i}",
+                                            "publication_date": rng.choice(DAYS[2:5]) if i % 7 else DAYS[i % 2 * 5]})
+               for i, recid in enumerate(rng.sample(range(100, 1000), 60))]
+    for start in range(0, len(records), 8):
+        backend.index([to_index_document(r) for r in records[start:start + 8]])
+    return backend, records
+
+
+@pytest.mark.parametrize("sort", ["publication_date", "-publication_date"])
+@pytest.mark.parametrize(("args", "keep"), [
+    ({}, lambda r: True),
+    ({"q": "ocean"}, lambda r: r["metadata"]["title"].startswith("ocean")),
+], ids=["all", "query"])
+def test_every_page_read_from_its_day_is_the_keys_page(published_on, monkeypatch, sort, args, keep):
+    backend, records = published_on
+    chosen = sorted((r["metadata"]["publication_date"], r["id"]) for r in records if keep(r))
+    expected = [recid for _, recid in (chosen if not sort.startswith("-") else chosen[::-1])]
+    for size in (1, 4, 7, 20):
+        pages = -(-len(expected) // size)
+        monkeypatch.setattr(deep_pages, "DEEP", 10**9)
+        general = [run(backend, sort=sort, size=size, page=page, **args) for page in range(1, pages + 2)]
+        monkeypatch.setattr(deep_pages, "DEEP", 0)
+        for page, before in zip(range(1, pages + 2), general, strict=True):
+            found = run(backend, sort=sort, size=size, page=page, **args)
+            assert ids(found) == expected[(page - 1) * size:page * size] == ids(before), (size, page)
+            assert found.total == len(expected) == before.total
+            assert found.next_cursor == before.next_cursor, (size, page)
