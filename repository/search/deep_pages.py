@@ -1,4 +1,4 @@
-"""Deep pages of `sort=mostrecent`, `sort=mostviewed` and `sort=publication_date` in the embedded engine, found
+"""Deep pages of `sort=mostrecent`, `mostviewed`, `publication_date` and `version` in the embedded engine, found
 through integer and date columns instead of the sort key alone.
 
 A page of `sort=<option>` is ordered by the `sort_<option>` keyword column (documents.sort_keys: the option's
@@ -23,10 +23,11 @@ A document without the value (its key sorts after every other), one whose date t
 column's order; no published record has any of them, but an index holding one is read the general way.
 
 The publication date's key starts with the day as text, of any year 1-9999, which its date column holds only for
-1677-2262 (tantivy_query.KEYED_DATES): there the column only points at the page's day, and the page is read by the
-key from that day's first key on (`by_day`), exact whatever the column holds. Version, journal and conference
-session keep the general way (text or two values first). A cursor does too: its range over the key column measured
-as fast as reading it this way, at 100,000 records and at a million.
+1677-2262 (tantivy_query.KEYED_DATES), and the version's with the concept, then the version: there the column only
+points at the page's first value, and the page is read by the key from that value's first key on
+(`by_first_part`), exact whatever the column holds. Journal and conference session keep the general way (text
+first). A cursor does too: its range over the key column measured as fast as reading it this way, at 100,000
+records and at a million.
 """
 
 from __future__ import annotations
@@ -34,11 +35,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import tantivy
 
-from repository.search.documents import UTC_SECONDS, day_keys, mostrecent_key, mostviewed_key
+from repository.search.documents import (
+    MISSING_KEY,
+    UTC_SECONDS,
+    day_keys,
+    mostrecent_key,
+    mostviewed_key,
+    number_keys,
+)
 from repository.search.params import SearchRequest
 from repository.search.tantivy_query import DATES, PRESENT, hit_count
 
@@ -119,44 +127,61 @@ def by_column(schema: tantivy.Schema, searcher: tantivy.Searcher, query: tantivy
     return [address for _, address in page], ([page[-1][0]] if page else None), total
 
 
-# Sorts whose key starts with a day that a date column also holds (documents.sort_keys): the column finds the day at a
-# deep page's position, and the page is read from the key column past that day's first key.
-DAY_COLUMNS = {"publication_date": "publication_date"}
+
+@dataclass(frozen=True)
+class Pointer:
+    """A column holding the first part of a sort's key (`by_first_part`): `keys` gives the [lower, upper) keys that
+    start with one of its values; `first` the range (query text) of the keys that come first in an ascending and in
+    a descending order, yet last in the column's (it has no value for them)."""
+
+    field: str
+    keys: Callable[[Any], tuple[str, str]]
+    first: tuple[str | None, str | None]
 
 
-def by_day(index: tantivy.Index, searcher: tantivy.Searcher, query: tantivy.Query,
-           req: SearchRequest) -> tuple[list[Any], list[Any] | None, int] | None:
-    """A deep page of a sort of DAY_COLUMNS as `_by_key` gives it, or None for the general way.
+def _day_keys(nanoseconds: Any) -> tuple[str, str]:
+    day = _at(int(nanoseconds)).date()
+    lower, upper = day_keys(day, day)
+    return cast(str, lower), cast(str, upper)
 
-    The key orders by the day's text, which the date column cannot always follow (it holds 1677-2262 only,
-    tantivy_query.KEYED_DATES), so the column only points at the page: the day `d` at the page's first position,
-    then the matches whose key is past the keys before `d`'s (before them in a descending order), read by the key
-    from `offset` minus how many keys those are. Exact whatever the column says; fast when it says right, the page
-    then starting within its day's keys (tantivy turns each hit it skips back into text: 0.1 ms apiece)."""
-    field = DAY_COLUMNS.get(req.sort)
-    if field is None or req.after is not None or req.offset < DEEP:
+
+_HELD_DAYS = cast(tuple[str, str], day_keys(DATES[0].date(), DATES[1].date()))
+# Sorts whose key starts with a value that a column also holds: a day (of the years 1-9999, which the date column
+# holds for 1677-2262 only, tantivy_query.KEYED_DATES), a concept (then the version, then the record).
+POINTERS = {
+    "publication_date": Pointer("publication_date", _day_keys,
+                                (f"[* TO {_HELD_DAYS[0]}}}", f"[{_HELD_DAYS[1]} TO *]")),
+    "version": Pointer("conceptrecid", lambda value: number_keys(int(value)), (None, f"[{MISSING_KEY} TO *]")),
+}
+
+
+def by_first_part(index: tantivy.Index, searcher: tantivy.Searcher, query: tantivy.Query,
+                  req: SearchRequest) -> tuple[list[Any], list[Any] | None, int] | None:
+    """A deep page of a sort of POINTERS as `_by_key` gives it, or None for the general way.
+
+    The column only points at the page: the value `v` at the page's first position (past the matches the key puts
+    first and the column last), then the matches whose key is past the keys before `v`'s (in a descending order,
+    before the keys after them), read by the key from `offset` minus how many keys those are. Exact whatever the
+    column holds; fast when it holds the key's order, the page then starting within `v`'s keys (tantivy turns each
+    hit it skips back into text: 0.1 ms apiece)."""
+    pointer = POINTERS.get(req.sort)
+    if pointer is None or req.after is not None or req.offset < DEEP:
         return None
     order = tantivy.Order.Desc if req.descending else tantivy.Order.Asc
     key = f"sort_{req.sort}"
-    # The days the column cannot hold come first by the key (before 1677 ascending, after 2262 descending) and last
-    # in the column (without a value): the page's first position in the column is that many earlier.
-    held = day_keys(DATES[0].date(), DATES[1].date())
-    outside = f"{key}:[{held[1]} TO *]" if req.descending else f"{key}:[* TO {held[0]}}}"
-    position = req.offset - _count(searcher, _both(query, index.parse_query(outside, [key])))
+    first = pointer.first[req.descending]
+    position = req.offset - (_count(searcher, _both(query, index.parse_query(f"{key}:{first}", [key])))
+                             if first else 0)
     if position < 0:
-        return None  # the page starts among them: the general way
-    first = searcher.search(query, 1, count=True, order_by_field=field, offset=position, order=order)
-    if not first.hits or first.hits[0][0] is None:
-        return None  # past the matches, or among those the column has no day of
-    day = _at(int(first.hits[0][0])).date()
-    low, high = day_keys(day, day)  # the day's keys: [low, high)
-    if req.descending:  # the keys from the day's last on, descending
-        before, rest = f"{key}:[{high} TO *]", f"{key}:[* TO {high}}}"
-    else:
-        before, rest = f"{key}:[* TO {low}}}", f"{key}:[{low} TO *]"
-    skip = req.offset - _count(searcher, _both(query, index.parse_query(before, [key])))
+        return None  # the page starts among those: the general way
+    found = searcher.search(query, 1, count=True, order_by_field=pointer.field, offset=position, order=order)
+    if not found.hits or found.hits[0][0] is None:
+        return None  # past the matches, or among those the column has no value for
+    lower, upper = pointer.keys(found.hits[0][0])
+    before, rest = (f"[{upper} TO *]", f"[* TO {upper}}}") if req.descending else (f"[* TO {lower}}}", f"[{lower} TO *]")
+    skip = req.offset - _count(searcher, _both(query, index.parse_query(f"{key}:{before}", [key])))
     if skip < 0:
-        return None  # the column put the page before its day: the general way
-    hits = searcher.search(_both(query, index.parse_query(rest, [key])), req.size, count=False, order_by_field=key,
-                           offset=skip, order=order).hits
-    return [address for _, address in hits], ([str(hits[-1][0])] if hits else None), hit_count(first)
+        return None  # the column put the page before its value: the general way
+    hits = searcher.search(_both(query, index.parse_query(f"{key}:{rest}", [key])), req.size, count=False,
+                           order_by_field=key, offset=skip, order=order).hits
+    return [address for _, address in hits], ([str(hits[-1][0])] if hits else None), hit_count(found)

@@ -123,9 +123,18 @@ def day_keys(first: date | None, last: date | None) -> tuple[str | None, str | N
             None if last is None else sort_prefix(last.isoformat() + "\x01"))
 
 
+def number_keys(value: int) -> tuple[str, str]:
+    """The keys of a sort whose first part is a number (`sort_version`: the concept) that start with `value`, as the
+    bounds [lower, upper) of a range over the key column."""
+    return sort_prefix(_int_part(value)), sort_prefix(_int_part(value + 1))
+
+
 def sort_prefix(text: str) -> str:
     """The start of every sort key whose parts begin with `text` (sort_key's encoding)."""
     return text.encode("utf-8").hex()
+
+
+MISSING_KEY = sort_prefix(_TOP * 2)  # where the keys whose first part has no value start: after every other
 
 
 def sort_keys(doc: dict[str, Any]) -> dict[str, str]:

@@ -18,7 +18,7 @@ import tantivy
 from repository.errors import ApiError, ServiceUnavailable
 from repository.search import facets as facet_paths  # FEW read at each call (tests set it)
 from repository.search.backend import SearchResult
-from repository.search.deep_pages import by_column, by_day
+from repository.search.deep_pages import by_column, by_first_part
 from repository.search.documents import DOCUMENT_VERSION
 from repository.search.facet_delta import RECORD_SPEC, Proof, Values, record_values
 from repository.search.facets import Candidates, aggregate
@@ -572,7 +572,7 @@ class EmbeddedBackend:
         """Order by the precomputed `sort_<option>` key; a cursor becomes a range past its key; also the total. Deep
         pages of the orders that start with an integer column or a day are read through it (deep_pages: the key
         column costs per hit)."""
-        deep = by_column(index.schema, searcher, query, req) or by_day(index, searcher, query, req)
+        deep = by_column(index.schema, searcher, query, req) or by_first_part(index, searcher, query, req)
         if deep is not None:
             return deep
         key_field = f"sort_{req.sort}"

@@ -111,29 +111,45 @@ def test_a_date_the_column_cannot_hold_leaves_pages_to_the_key(tmp_path, monkeyp
 DAYS = ["1500-01-01", "1677-09-21", "2019-05-01", "2019-05-02", "2020-01-02", "2262-04-12"]
 
 
+def _concept(i: int) -> str | None:
+    return None if i % 11 == 0 else str(10 + i % 9)  # a few concepts of several versions, some records without
+
+
 @pytest.fixture(scope="module")
-def published_on(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """Records sharing a few publication days, two of them outside what the date column holds (the key orders
-    them, the column leaves them out), written in several commits."""
-    backend = open_search(f"embedded://{tmp_path_factory.mktemp('days')}", cache_entries=0)
+def first_parts(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Records sharing a few publication days (two outside what the date column holds: the key orders them, the
+    column leaves them out) and a few concepts (some records without one), written in several commits."""
+    backend = open_search(f"embedded://{tmp_path_factory.mktemp('parts')}", cache_entries=0)
     rng = random.Random(21)
-    records = [make_record(recid, metadata={"title": f"{'ocean' if i % 3 else 'glacier'} record {i}",
-                                            "publication_date": rng.choice(DAYS[2:5]) if i % 7 else DAYS[i % 2 * 5]})
+    records = [make_record(recid, conceptrecid=_concept(i),
+                           metadata={"title": f"{'ocean' if i % 3 else 'glacier'} record {i}",
+                                     "publication_date": rng.choice(DAYS[2:5]) if i % 7 else DAYS[i % 2 * 5],
+                                     "relations": {"version": [{"index": rng.randint(0, 3), "is_last": True,
+                                                                "count": 4}]}})
                for i, recid in enumerate(rng.sample(range(100, 1000), 60))]
     for start in range(0, len(records), 8):
         backend.index([to_index_document(r) for r in records[start:start + 8]])
     return backend, records
 
 
-@pytest.mark.parametrize("sort", ["publication_date", "-publication_date"])
+def _key_order(sort: str, records: list[dict]) -> list[int]:
+    """The record ids in the order of `sort` (publication_date or version, `-` reversing), as its key orders them."""
+    def key(r: dict) -> tuple:
+        if sort.endswith("publication_date"):
+            return r["metadata"]["publication_date"], r["id"]
+        concept = r["conceptrecid"]
+        return concept is None, int(concept or 0), r["metadata"]["relations"]["version"][0]["index"], r["id"]
+    return [r["id"] for r in sorted(records, key=key, reverse=sort.startswith("-"))]
+
+
+@pytest.mark.parametrize("sort", ["publication_date", "-publication_date", "version", "-version"])
 @pytest.mark.parametrize(("args", "keep"), [
     ({}, lambda r: True),
     ({"q": "ocean"}, lambda r: r["metadata"]["title"].startswith("ocean")),
 ], ids=["all", "query"])
-def test_every_page_read_from_its_day_is_the_keys_page(published_on, monkeypatch, sort, args, keep):
-    backend, records = published_on
-    chosen = sorted((r["metadata"]["publication_date"], r["id"]) for r in records if keep(r))
-    expected = [recid for _, recid in (chosen if not sort.startswith("-") else chosen[::-1])]
+def test_every_page_read_from_its_first_part_is_the_keys_page(first_parts, monkeypatch, sort, args, keep):
+    backend, records = first_parts
+    expected = _key_order(sort, [r for r in records if keep(r)])
     for size in (1, 4, 7, 20):
         pages = -(-len(expected) // size)
         monkeypatch.setattr(deep_pages, "DEEP", 10**9)

@@ -70,7 +70,8 @@ def test_the_years_facet_and_exists_count_every_record(module_client, dated):
     found = module_client.get("/api/records/?q=title:astrolabe AND _exists_:publication_date"
                               "&facets=publication_date").json
     assert found["hits"]["total"] == len(DATES)
-    years = {bucket["key_as_string"]: bucket["doc_count"] for bucket in found["aggregations"]["publication_date"]["buckets"]}
+    buckets = found["aggregations"]["publication_date"]["buckets"]
+    years = {bucket["key_as_string"]: bucket["doc_count"] for bucket in buckets}
     assert years == {"1500": 1, "1677": 2, "2016": 1, "2262": 2, "2300": 1}
 
 
