@@ -345,7 +345,8 @@ class Bench:
         listing = requests.get(server.base + search(sort="mostrecent", page="1"), verify=server.cert,
                                timeout=60).json()
         total = listing["hits"]["total"]
-        deep_page = search(sort="mostrecent", page=str(max(1, min(10_000, total) // 20)))
+        deepest = str(max(1, min(10_000, total) // 20))
+        deep_page = search(sort="mostrecent", page=deepest)
         page = requests.get(server.base + deep_page, verify=server.cert, timeout=60).json()
         deep = page["links"].get("next") or page["links"]["self"]
         deep = deep[len(PUBLIC_BASE):] if deep.startswith(PUBLIC_BASE) else deep
@@ -361,6 +362,8 @@ class Bench:
                                                              "publication_date")]),
             ("search_deep_page", [deep_page]),
             ("search_deep_cursor", [deep]),
+            # The same depth by another key (deep_pages.by_first_part; 2.7 s of CPU at a million records before it)
+            ("search_deep_publication_date", [search(sort="-publication_date", page=deepest)]),
         ]
         targets += [(f"record_{fmt}", [f"/api/records/{recid}?format={fmt}" for recid in ids])
                     for fmt in RECORD_FORMATS]

@@ -145,7 +145,8 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
     rows = {row["name"]: row for row in report["setups"][report["server"]]}
-    assert {"ceiling", "search_common", "search_deep_page", "search_deep_cursor", "record_v1", "record_marcxml", "page20_bibtex"} <= set(rows)
+    assert {"ceiling", "search_common", "search_deep_page", "search_deep_cursor",
+            "search_deep_publication_date", "record_v1", "record_marcxml", "page20_bibtex"} <= set(rows)
     assert report["reindex"]["records"] == 800 and report["reindex"]["parity_problems"] == 0
     assert report["upload"]["megabytes"] == 64 and report["publish"]["runs"] == 3
     assert report["archive"]["files"] == 3 and report["archive"]["archive_bytes"] > 3 * 16 * 1024 * 1024
