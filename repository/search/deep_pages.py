@@ -127,7 +127,6 @@ def by_column(schema: tantivy.Schema, searcher: tantivy.Searcher, query: tantivy
     return [address for _, address in page], ([page[-1][0]] if page else None), total
 
 
-
 @dataclass(frozen=True)
 class Pointer:
     """A column holding the first part of a sort's key (`by_first_part`): `keys` gives the [lower, upper) keys that

@@ -286,7 +286,7 @@ class Translator:
     """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
 
     def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field],
-                 parser: tantivy.Index | None = None):
+                 parser: tantivy.Index):
         # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column)
         self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
 
@@ -333,7 +333,7 @@ class Translator:
 
     def range(self, node: Range) -> tantivy.Query:
         kind = self.fields[node.field].kind
-        if node.field in KEYED_DATES and self.parser is not None:
+        if node.field in KEYED_DATES:
             return self.days(node, KEYED_DATES[node.field])
         field_type = tantivy.FieldType.Date if kind == "date" else tantivy.FieldType.Integer
         lower = node.gte if node.gte is not None else node.gt
@@ -359,7 +359,6 @@ class Translator:
         if span == (None, None):
             return tantivy.Query.all_query()
         lower, upper = day_keys(*span)
-        assert self.parser is not None  # noqa: S101 - range() asks only with one
         return self.parser.parse_query(f"{key_field}:[{lower or '*'} TO {upper + '}' if upper else '*]'}",
                                        [key_field])
 
