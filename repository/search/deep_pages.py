@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 import tantivy
 
@@ -48,7 +48,7 @@ from repository.search.documents import (
     number_keys,
 )
 from repository.search.params import SearchRequest
-from repository.search.tantivy_query import DATES, PRESENT, hit_count
+from repository.search.tantivy_query import DATES, PRESENT, hit_count, key_range
 
 DEEP = 200  # offsets from which a page is read through the integer columns (tests lower it)
 ONE_SECOND = 1_000_000_000  # the date column's nanoseconds
@@ -130,27 +130,25 @@ def by_column(schema: tantivy.Schema, searcher: tantivy.Searcher, query: tantivy
 @dataclass(frozen=True)
 class Pointer:
     """A column holding the first part of a sort's key (`by_first_part`): `keys` gives the [lower, upper) keys that
-    start with one of its values; `first` the range (query text) of the keys that come first in an ascending and in
-    a descending order, yet last in the column's (it has no value for them)."""
+    start with one of its values (None: open); `first` the [lower, upper) keys that come first in an ascending and in
+    a descending order, yet last in the column's (it has no value for them), None when there are none."""
 
     field: str
-    keys: Callable[[Any], tuple[str, str]]
-    first: tuple[str | None, str | None]
+    keys: Callable[[Any], tuple[str | None, str | None]]
+    first: tuple[tuple[str | None, str | None] | None, tuple[str | None, str | None] | None]
 
 
-def _day_keys(nanoseconds: Any) -> tuple[str, str]:
+def _day_keys(nanoseconds: Any) -> tuple[str | None, str | None]:
     day = _at(int(nanoseconds)).date()
-    lower, upper = day_keys(day, day)
-    return cast(str, lower), cast(str, upper)
+    return day_keys(day, day)
 
 
-_HELD_DAYS = cast(tuple[str, str], day_keys(DATES[0].date(), DATES[1].date()))
+_HELD_DAYS = day_keys(DATES[0].date(), DATES[1].date())
 # Sorts whose key starts with a value that a column also holds: a day (of the years 1-9999, which the date column
 # holds for 1677-2262 only, tantivy_query.KEYED_DATES), a concept (then the version, then the record).
 POINTERS = {
-    "publication_date": Pointer("publication_date", _day_keys,
-                                (f"[* TO {_HELD_DAYS[0]}}}", f"[{_HELD_DAYS[1]} TO *]")),
-    "version": Pointer("conceptrecid", lambda value: number_keys(int(value)), (None, f"[{MISSING_KEY} TO *]")),
+    "publication_date": Pointer("publication_date", _day_keys, ((None, _HELD_DAYS[0]), (_HELD_DAYS[1], None))),
+    "version": Pointer("conceptrecid", lambda value: number_keys(int(value)), (None, (MISSING_KEY, None))),
 }
 
 
@@ -169,18 +167,17 @@ def by_first_part(index: tantivy.Index, searcher: tantivy.Searcher, query: tanti
     order = tantivy.Order.Desc if req.descending else tantivy.Order.Asc
     key = f"sort_{req.sort}"
     first = pointer.first[req.descending]
-    position = req.offset - (_count(searcher, _both(query, index.parse_query(f"{key}:{first}", [key])))
-                             if first else 0)
+    position = req.offset - (_count(searcher, _both(query, key_range(index, key, *first))) if first else 0)
     if position < 0:
         return None  # the page starts among those: the general way
     found = searcher.search(query, 1, count=True, order_by_field=pointer.field, offset=position, order=order)
     if not found.hits or found.hits[0][0] is None:
         return None  # past the matches, or among those the column has no value for
     lower, upper = pointer.keys(found.hits[0][0])
-    before, rest = (f"[{upper} TO *]", f"[* TO {upper}}}") if req.descending else (f"[* TO {lower}}}", f"[{lower} TO *]")
-    skip = req.offset - _count(searcher, _both(query, index.parse_query(f"{key}:{before}", [key])))
+    before, rest = ((upper, None), (None, upper)) if req.descending else ((None, lower), (lower, None))
+    skip = req.offset - _count(searcher, _both(query, key_range(index, key, *before)))
     if skip < 0:
         return None  # the column put the page before its value: the general way
-    hits = searcher.search(_both(query, index.parse_query(f"{key}:{rest}", [key])), req.size, count=False,
-                           order_by_field=key, offset=skip, order=order).hits
+    hits = searcher.search(_both(query, key_range(index, key, *rest)), req.size, count=False, order_by_field=key,
+                           offset=skip, order=order).hits
     return [address for _, address in hits], ([str(hits[-1][0])] if hits else None), hit_count(found)

@@ -253,6 +253,12 @@ def wildcard_regex(pattern: str) -> str:
     return "".join(out)
 
 
+def key_range(parser: tantivy.Index, field: str, lower: str | None, upper: str | None) -> tantivy.Query:
+    """The documents whose sort key `field` lies in [lower, upper) (None: open on that side). Built by the query
+    parser of an index of the schema: `Query.range_query` refuses text fields."""
+    return parser.parse_query(f"{field}:[{lower or '*'} TO {upper + '}' if upper else '*]'}", [field])
+
+
 def _day_span(node: Range) -> tuple[date | None, date | None] | None:
     """The first and last day (None: open) within the bounds of `node` over a field whose values are days (midnight
     UTC); None when no day is."""
@@ -358,9 +364,7 @@ class Translator:
             return tantivy.Query.empty_query()
         if span == (None, None):
             return tantivy.Query.all_query()
-        lower, upper = day_keys(*span)
-        return self.parser.parse_query(f"{key_field}:[{lower or '*'} TO {upper + '}' if upper else '*]'}",
-                                       [key_field])
+        return key_range(self.parser, key_field, *day_keys(*span))
 
     def geo(self, box: GeoBox) -> tantivy.Query:
         """Lat and lon are separate multi-valued columns: find candidates, then keep records with one point inside."""

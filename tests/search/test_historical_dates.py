@@ -93,3 +93,13 @@ def test_a_stored_document_holding_such_a_date_is_reindexed_without_it(tmp_path)
     assert ids(run(backend, q="publication_date:[1400 TO 1600]")) == [11]
     assert ids(run(backend, q="publication_date:[2016 TO 2017]")) == [12]
     assert ids(run(backend, publication_date="--2000")) == [11]
+
+
+def test_a_document_refused_for_another_reason_is_still_refused(tmp_path):
+    """Only a date the column cannot hold is dropped and retried: any other fault the engine finds stays an error."""
+    backend = open_search(f"embedded://{tmp_path}", cache_entries=0)
+    document = json.loads(backend.engine_document(to_index_document(make_record(11))))
+    document["recid"] = ["not a number"]
+    backend.create_new_index()
+    with pytest.raises(ValueError):
+        backend.load_documents([(11, 1, json.dumps(document).encode())])
