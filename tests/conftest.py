@@ -73,6 +73,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Each test's report carries how many pages it checked with axe-core (helpers.browser counts them in the
+    process that ran it; the report travels to xdist's controller, where the summary adds them up)."""
+    from helpers import browser
+
+    if call.when == "setup":
+        item.stash[_CHECKS_BEFORE] = browser.checks_done
+    outcome = yield
+    if call.when == "call":
+        outcome.get_result().user_properties.append(("axe_checks", browser.checks_done - item.stash[_CHECKS_BEFORE]))
+
+
+_CHECKS_BEFORE = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line saying how many browser checks ran, so a run that left them out cannot pass for one that did."""
+    reports = [r for r in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
+               if getattr(r, "when", "") == "call"]
+    checks = sum(value for r in reports for name, value in r.user_properties if name == "axe_checks")
+    tests = sum(1 for r in reports if any(name == "axe_checks" and value for name, value in r.user_properties))
+    skipped = sum(1 for r in terminalreporter.stats.get("skipped", [])
+                  if "BROWSER_TESTS=skip" in str(getattr(r, "longrepr", "")))
+    line = f"browser checks: {checks} pages checked with axe-core in {tests} tests"
+    if skipped:
+        line += f"; {skipped} browser tests skipped (BROWSER_TESTS=skip)"
+    terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Migrate once per session: a SQLite file copied for each test, or the PostgreSQL test database."""

@@ -6,7 +6,10 @@ axe-core check every page gets, and screenshots at desktop and phone width for a
         check_page(page, "search page")          # axe-core: no serious/critical violation; fits the screen
         screenshot(page, "search")               # test-screenshots/search-desktop.png and search-phone.png
 
-Screenshots go to test-screenshots/ in the project's root (SCREENSHOT_DIR overrides; git ignores it)."""
+Screenshots go to test-screenshots/ in the project's root (SCREENSHOT_DIR overrides; git ignores it).
+
+A missing Chromium or axe-core fails the test with the command that installs it (`bash scripts/test.sh` installs
+both); `BROWSER_TESTS=skip` opts out of the browser tests, which are then skipped and counted as such."""
 
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ AXE = Path(ROOT) / "node_modules" / "axe-core" / "axe.min.js"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 812}
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR") or Path(ROOT) / "test-screenshots")
+# Pages checked with axe-core in this process; tests/conftest.py reports the count in the run's summary.
+checks_done = 0
 
 
 def api_session(live_server: dict) -> requests.Session:
@@ -51,12 +56,16 @@ def wait_until_answering(live_server: dict) -> None:
 
 @contextmanager
 def browser_session(live_server: dict, viewport: dict | None = None) -> Iterator[tuple[Any, Any]]:
-    """A Chromium browser and one page in a fresh context (its own cookies); skips when Playwright or Chromium is
-    missing (CI installs both; axe-core must be there: `npm ci`)."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    """A Chromium browser and one page in a fresh context (its own cookies). Skipped only when the person opted
+    out (BROWSER_TESTS=skip); a missing Chromium or axe-core fails with the command that installs it."""
+    if os.environ.get("BROWSER_TESTS") == "skip":
+        pytest.skip("browser tests opted out (BROWSER_TESTS=skip)")
+    from playwright import sync_api  # a test dependency ('.[test]')
+
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    assert AXE.is_file(), "axe-core is missing: run `npm ci` in the project's root"
+        pytest.fail("chromium is not installed: apt-get install chromium (or BROWSER_TESTS=skip to opt out)")
+    if not AXE.is_file():
+        pytest.fail("axe-core is missing: run `npm ci` in the project's root (or BROWSER_TESTS=skip to opt out)")
     wait_until_answering(live_server)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -71,6 +80,7 @@ def browser_session(live_server: dict, viewport: dict | None = None) -> Iterator
 def check_page(page: Any, what: str, width: int | None = None) -> None:
     """axe-core on the page: no violation of serious or critical impact (the others are named in the message); and
     nothing needs sideways scrolling at the page's width."""
+    global checks_done
     # Evaluated rather than added as a <script>: the pages' Content-Security-Policy refuses inline scripts, rightly.
     page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
     result = page.evaluate("async () => await window.axe.run(document)")
@@ -81,6 +91,7 @@ def check_page(page: Any, what: str, width: int | None = None) -> None:
     limit = width or page.viewport_size["width"]
     scrolled = page.evaluate("() => document.documentElement.scrollWidth")
     assert scrolled <= limit, f"{what} ({page.url}) is {scrolled} px wide on a {limit} px screen"
+    checks_done += 1
 
 
 def screenshot(page: Any, name: str) -> None:
