@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from repository.cli import Command, Context, arg, invoke
-from repository.indexing.bulk import Concept, Version
+from repository.worker.bulk import Concept, Version
 
 SEED = 8
 USERS = 200
@@ -492,8 +492,8 @@ def load(args: argparse.Namespace, ctx: Context) -> int:
     from tqdm import tqdm
 
     from repository.files.buckets import FileStore
-    from repository.indexing.bulk import BulkLoader
     from repository.search.open import open_search
+    from repository.worker.bulk import BulkLoader
 
     db, settings = ctx.db, ctx.settings
     owner_ids = prepare(db, args.users, args.communities)

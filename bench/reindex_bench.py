@@ -10,10 +10,10 @@ import time
 def measure(instance: str, public: str) -> dict:
     """Rebuild the index of the instance at `instance` (BASE_URL `public`, the one its corpus was loaded with)."""
     from repository.config import Settings
-    from repository.indexing import reindex
     from repository.search.open import open_from_settings
     from repository.storage import open_database
     from repository.storage.engine import close_all
+    from repository.worker import reindex
 
     settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=public)
     db = open_database(settings.DATABASE_URL)

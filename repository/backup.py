@@ -275,8 +275,8 @@ def _entries(source: Path) -> Iterator[dict[str, Any]]:
 
 def _rebuild_index(db: Database, settings: Settings, report: Report, quiet: bool) -> None:
     """Build the index from the restored database (the reindex command's code) and check it and the files."""
-    from repository.indexing import reindex
     from repository.search.open import open_from_settings
+    from repository.worker import reindex
 
     search = open_from_settings(settings)
     with _bar(len(reindex.published_revisions(db)), quiet, "rec") as bar:

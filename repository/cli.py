@@ -414,8 +414,8 @@ def reindex(args: argparse.Namespace, ctx: Context) -> int:
     when a published deposit's files differ from its record's file snapshot."""
     from tqdm import tqdm
 
-    from repository.indexing import reindex as rebuilding
     from repository.search.open import open_from_settings
+    from repository.worker import reindex as rebuilding
 
     search = open_from_settings(ctx.settings)
     if not args.check:
@@ -467,7 +467,7 @@ def prerender(args: argparse.Namespace, ctx: Context) -> int:
 
     from tqdm import tqdm
 
-    from repository.indexing.reindex import published_revisions
+    from repository.worker.reindex import published_revisions
     from serializers import oai_format
 
     formats = ctx.settings.oai_prerender
@@ -503,13 +503,13 @@ def _prerender_init(settings: Settings) -> None:
 
 def _prerender_batch(job: tuple[list[str], list[int]]) -> tuple[int, int]:
     """Render the stale renditions of one batch in each format; (records, renditions rendered)."""
-    from repository.oai.response import renderers
     from repository.records import renditions
+    from repository.records.renditions import oai_renderers
 
     formats, recids = job
     db, settings, context = _prerender["db"], _prerender["settings"], _prerender["ctx"]
     rendered = 0
-    for name, render in renderers(formats):
+    for name, render in oai_renderers(formats):
         rendered += renditions.fill(db, settings, context, recids, name, render)
     return len(recids), rendered
 
@@ -689,7 +689,7 @@ def worker(args: argparse.Namespace, ctx: Context) -> int:
     lifts embargoes on their date, writes view counts and removes orphan files left by crashes.
 
     This process is the worker: BACKGROUND_WORKER is off, so no worker thread runs inside it."""
-    from repository.indexing.outbox import GRACE_SECONDS
+    from repository.outbox import GRACE_SECONDS
 
     indexer = ctx.services.indexer
     if args.once:

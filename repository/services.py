@@ -25,8 +25,8 @@ from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
 from repository.files import multipart
 from repository.files.buckets import FileStore, Sweeper
-from repository.indexing.indexer import Indexer
 from repository.records.cache import RecordCache
+from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
 from repository.records.stats import Usage
 from repository.registrar import Registrar, open_registrar
@@ -37,7 +37,7 @@ from repository.storage import Database, open_database, upgrade
 from repository.storage.dictionaries import Tending
 from repository.timeutil import utcnow
 from repository.vocabularies.loader import ensure_loaded
-from repository.vocabularies.lookups import DatabaseLookups
+from repository.worker.indexer import Indexer
 
 log = logging.getLogger(__name__)
 

@@ -43,34 +43,13 @@ output, so output is always well-formed whatever the record holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, linkset, marc, oai
 from .context import RenderContext
+from .format import Render as Render
+from .format import RenderPage as RenderPage
+from .format import Serializer as Serializer
 from .negotiation import negotiate, parse_accept
 from .oai import OaiFormat, wrapped
-
-Render = Callable[[dict[str, Any], RenderContext], bytes]
-RenderPage = Callable[[list[dict[str, Any]], RenderContext], bytes]
-
-
-@dataclass(frozen=True)
-class Serializer:
-    """One output format: its names, media types and renderers."""
-
-    name: str  # short name accepted by ?format=
-    mimetype: str  # canonical media type, sent as Content-Type
-    render: Render
-    render_page: RenderPage | None = None  # None: no page form (v1 pages are the search envelope)
-    aliases: tuple[str, ...] = ()
-    describes: bool = True  # a description of the record (signposted as `describedby`); False for the linksets
-    profile: str = ""  # the schema it follows (its namespace), Signposting's `profile` of its `describedby` link
-    media_types: tuple[str, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "media_types", tuple(m.lower() for m in (self.mimetype, *self.aliases)))
 
 
 def metadata_formats() -> list[tuple[str, str, str]]:

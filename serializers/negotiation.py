@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .errors import NoRepresentation
-
-if TYPE_CHECKING:
-    from . import Serializer
+from .format import Serializer
 
 
 def parse_accept(header: str) -> list[tuple[str, float]]:

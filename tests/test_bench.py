@@ -15,13 +15,13 @@ from sqlalchemy import func, select
 
 from bench.generate_corpus import Corpus, concepts, prepare
 from repository.files.buckets import FileStore
-from repository.indexing.bulk import BulkLoader, Concept
 from repository.metadata import validate_for_publish
+from repository.records.lookups import DatabaseLookups
 from repository.search.open import open_search
 from repository.storage import open_database
 from repository.storage.tables.deposits import buckets, community_requests, deposits, objects, records
-from repository.vocabularies.lookups import DatabaseLookups
 from repository.vocabularies.resource_types import UPLOAD_TYPES
+from repository.worker.bulk import BulkLoader, Concept
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

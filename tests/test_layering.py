@@ -9,7 +9,11 @@ inside a function body (a lazy import) is found too. The rules:
   the domain packages;
 - nothing in `repository/`, `serializers/` or `scripts/` imports `app` (the WSGI entry point is a leaf);
 - no import cycle among the modules of `repository/` and `serializers/` at module level, and no function-local
-  import that would close one, but those listed with their reason in DEFERRED_CYCLE_IMPORTS.
+  import that would close one, but those listed with their reason in DEFERRED_CYCLE_IMPORTS;
+- the packages in one order (PACKAGE_ORDER): a package imports only packages of lower tiers, deferred imports and
+  `TYPE_CHECKING` ones included, so there is no loop between packages either;
+- only the web layer (`repository/web/`, `api/`, `pages/`, `serving/`, the entry points) imports Flask: domain code
+  works on values and never reads the request.
 
 An import `from a.b import c` is an edge to the module `a.b.c` when that is a module, else to `a.b`; the
 package `__init__` Python runs on the way is not counted (as import-linter and pydeps do), so a package that
@@ -33,13 +37,30 @@ PACKAGES = ("repository", "serializers")
 # stays the bottom layer: settings (engine options), the error classes (library errors mapped once) and the clock.
 STORAGE_MAY_IMPORT = frozenset({"repository.config", "repository.errors", "repository.timeutil"})
 
+# The packages bottom up. A package may import any package of a lower tier, none of its own tier or above. Modules
+# directly under `repository/` count as packages of their own.
+PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
+    ("serializers", "repository.timeutil", "repository.jsonlimits", "repository.ondemand"),  # pure, import nothing
+    ("repository.config", "repository.errors"),
+    ("repository.storage",),
+    ("repository.accounts", "repository.outbox", "repository.paging", "repository.registrar", "repository.search"),
+    ("repository.files", "repository.vocabularies"),
+    ("repository.communities", "repository.datadesc", "repository.metadata"),
+    ("repository.records",),
+    ("repository.deposits", "repository.oai"),
+    ("repository.releases", "repository.worker"),  # the background work, over every domain package
+    ("repository.backup", "repository.services"),
+    ("repository.web",),  # HTTP: the request, errors as responses, rate limits, downloads
+    ("repository.api", "repository.pages", "repository.serving"),
+    ("repository.cli", "app"),
+    ("repository.__main__",),
+)
+# Where Flask may be imported: the web layer and the entry points.
+WEB_LAYER = ("repository.web", "repository.api", "repository.pages", "repository.serving", "repository.cli", "app")
+
 # Deferred imports (inside a function, or under `if TYPE_CHECKING:`) that would close an import cycle if they ran at
 # load, each with its reason. A new entry needs a reason that holds: a cycle is better broken by moving code.
 DEFERRED_CYCLE_IMPORTS: dict[tuple[str, str], str] = {
-    ("repository.releases.ingest", "repository.services"):
-        "TYPE_CHECKING only: the ReleaseWorker is built by build_services and typed with the Services it gets",
-    ("serializers.negotiation", "serializers"):
-        "TYPE_CHECKING only: negotiate() is typed with the Serializer record the package's registry is made of",
 }
 
 
@@ -270,3 +291,32 @@ def test_deferred_imports_close_no_cycle() -> None:
 )
 def test_cycles_finds_what_it_should(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert cycles(graph) == expected
+
+
+def package_of(module: str) -> str:
+    """`repository.<first part>`, or the top-level name (`serializers`, `app`)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "repository" and len(parts) > 1 else parts[0]
+
+
+def test_every_package_has_its_place_in_the_order() -> None:
+    placed = [name for tier in PACKAGE_ORDER for name in tier]
+    assert len(placed) == len(set(placed))
+    assert sorted({package_of(name) for name in project_modules()} - {"repository"} - set(placed)) == []
+
+
+def test_packages_import_only_lower_tiers() -> None:
+    tier = {name: number for number, names in enumerate(PACKAGE_ORDER) for name in names}
+    found = []
+    for name in project_modules():
+        source = package_of(name)
+        for i in imports_of(name):
+            target = package_of(i.target)
+            if target in tier and source in tier and target != source and tier[target] >= tier[source]:
+                found.append(str(i))
+    assert found == []
+
+
+def test_only_the_web_layer_imports_flask() -> None:
+    assert [str(i) for i in imports_under(*PACKAGES) if within(i.target, "flask", "flask_wtf", "flask_limiter", "flask_compress")
+            and not within(i.source, *WEB_LAYER)] == []

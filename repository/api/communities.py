@@ -6,9 +6,9 @@ from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from repository.communities import store
+from repository.paging import envelope, openapi_parameters, parse_page
 from repository.storage import Row
 from repository.timeutil import http_date
-from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web.openapi import doc
 from repository.web.request import caller, json_body, json_response, require_scope, services
 

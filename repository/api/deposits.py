@@ -15,11 +15,11 @@ from repository.web.openapi import doc
 from repository.web.request import caller, json_body, json_response, require_scope, services
 
 if TYPE_CHECKING:
-    from repository.vocabularies.lookups import DatabaseLookups
+    from repository.records.lookups import DatabaseLookups
 
 
 def _lookups(conn: Connection) -> DatabaseLookups:
-    from repository.vocabularies.lookups import DatabaseLookups
+    from repository.records.lookups import DatabaseLookups
 
     return DatabaseLookups(conn)
 

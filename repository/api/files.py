@@ -17,11 +17,11 @@ from repository.datadesc import checks
 from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from repository.files import buckets, digests, multipart, owners, quotas
-from repository.files.downloads import send_object
-from repository.records.access import row_files_open
+from repository.records.access import readable_record, row_files_open
 from repository.storage import Connection
 from repository.timeutil import isoformat
 from repository.web import signposting
+from repository.web.downloads import send_object
 from repository.web.openapi import doc
 from repository.web.request import caller, identity, json_body, json_response, require_scope, services
 from repository.web.usage import starts_a_download, visit
@@ -197,7 +197,7 @@ def get_bucket(bucket_id: str) -> Response:
         uploads = multipart.in_progress(services().db, bucket_id, _uploader())
         return json_response({"uploads": [multipart.upload_json(base, u) for u in uploads]})
     with services().db.read() as conn:
-        owners.readable_record(conn, bucket_id, identity())
+        readable_record(conn, bucket_id, identity())
         bucket = buckets.get_bucket(conn, bucket_id)
         objs = buckets.list_objects(conn, bucket_id)
     url = f"{base}/api/files/{bucket_id}"
@@ -241,7 +241,7 @@ def download(bucket_id: str, key: str) -> Response:
     if upload_id is not None:
         return _list_parts(bucket_id, key, upload_id)
     with services().db.read() as conn:
-        record = owners.readable_record(conn, bucket_id, identity())
+        record = readable_record(conn, bucket_id, identity())
         obj = _version(buckets.get_object(conn, bucket_id, key))
     response = send_object(services().files, obj, as_attachment="download" in request.args)
     if record is None or not row_files_open(record):

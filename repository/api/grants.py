@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
+from repository.paging import envelope, openapi_parameters, parse_page
 from repository.vocabularies import grants
-from repository.vocabularies.listing import envelope, openapi_parameters, parse_page
 from repository.web.openapi import doc
 from repository.web.request import json_response, services
 

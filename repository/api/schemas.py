@@ -7,8 +7,8 @@ from flask import Blueprint, Response, request
 from repository.errors import BadRequest, NotFound, PayloadTooLarge
 from repository.metadata import DoiPolicy
 from repository.metadata.jsonschema import deposit_metadata_json_schema
+from repository.records.lookups import DatabaseLookups
 from repository.releases import metafile_check
-from repository.vocabularies.lookups import DatabaseLookups
 from repository.web.openapi import doc
 from repository.web.request import json_response, services
 

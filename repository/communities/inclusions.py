@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from repository import outbox
 from repository.communities import notifications
 from repository.config import Settings
 from repository.errors import BadRequest, Forbidden, NotFound
-from repository.indexing import outbox
 from repository.storage.tables.core import communities
 from repository.storage.tables.deposits import community_requests, records
 from repository.timeutil import isoformat, utcnow

@@ -11,9 +11,10 @@ from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Forbidden, NotFound, ValidationError, field_error
+from repository.paging import Page
 from repository.storage.tables.core import communities
 from repository.timeutil import isoformat, utcnow
-from repository.vocabularies.listing import Page, matches_all, query_terms
+from repository.vocabularies.listing import matches_all, query_terms
 
 IDENTIFIER = re.compile(r"[a-z0-9_-]{1,100}")
 FIELDS = ("identifier", "title", "description", "curation_policy")

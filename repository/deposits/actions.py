@@ -12,12 +12,12 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
+from repository import outbox
 from repository.config import Settings
 from repository.datadesc import checks
 from repository.deposits import pids
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
 from repository.files import buckets, multipart
-from repository.indexing import outbox
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions

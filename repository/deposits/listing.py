@@ -13,8 +13,8 @@ from sqlalchemy import Connection
 
 from repository.config import Settings
 from repository.errors import BadRequest, field_error
+from repository.paging import parse_page
 from repository.storage.tables.deposits import deposit_select, deposits
-from repository.vocabularies.listing import parse_page
 
 
 def _truthy(value: str | None) -> bool:

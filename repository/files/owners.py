@@ -1,6 +1,6 @@
-"""Whose a bucket is, for the bucket interface (`/api/files/<bucket>`): a deposit's, written by its owner only, or
-a record's, locked and readable as the record's access rules say. Anyone else is told the bucket or file does
-not exist, so the existence of a hidden file never shows."""
+"""Who may write a bucket through the bucket interface (`/api/files/<bucket>`): a deposit's owner only; a record's
+bucket is locked. Anyone else is told the bucket does not exist, so the existence of a hidden bucket never shows.
+Who may read one: `repository.records.access.readable_record`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from sqlalchemy import Connection, select
 
 from repository.accounts.tokens import Identity
 from repository.errors import Forbidden, NotFound
-from repository.records.access import can_read_files
 from repository.storage.tables.deposits import deposit_select, deposits, records
 
 
@@ -22,17 +21,3 @@ def writable_deposit(conn: Connection, bucket_id: str, who: Identity) -> dict:
     if rec is not None and rec.owner_id == who.user_id:
         raise Forbidden("Bucket is locked for modifications.")
     raise NotFound("Bucket does not exist.")
-
-
-def readable_record(conn: Connection, bucket_id: str, who: Identity | None) -> dict | None:
-    """The records row owning `bucket_id` when `who` may read its files, None for a bucket of their own deposit;
-    NotFound otherwise."""
-    rec = conn.execute(select(records).where(records.c.bucket_id == bucket_id)).mappings().first()
-    if rec is not None:
-        if can_read_files(dict(rec), who, conn):
-            return dict(rec)
-        raise NotFound("The file does not exist.")
-    dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
-    if dep is None or who is None or dep.owner_id != who.user_id:
-        raise NotFound("The file does not exist.")
-    return None

@@ -9,7 +9,7 @@ from typing import Any
 import nh3
 from marshmallow import ValidationError, fields, validate
 
-from repository.vocabularies.custom_terms import CUSTOM_TERMS, RELATIONSHIP_TERMS
+from repository.search.custom_terms import CUSTOM_TERMS, RELATIONSHIP_TERMS
 from repository.vocabularies.identifiers import normalize_gnd, normalize_orcid
 from repository.vocabularies.languages import normalize_language
 

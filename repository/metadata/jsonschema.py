@@ -20,7 +20,7 @@ from marshmallow import fields
 from repository.metadata.fields import MAX_CUSTOM_VALUES, Custom, IsoDate, License, PrereserveDoi, Text
 from repository.metadata.rules import CONFERENCE_DETAILS
 from repository.metadata.schemas import DepositMetadataSchema
-from repository.vocabularies.custom_terms import KEYWORD_TERMS, RELATIONSHIP_TERMS
+from repository.search.custom_terms import KEYWORD_TERMS, RELATIONSHIP_TERMS
 from repository.vocabularies.resource_types import SUBTYPE_FIELD
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"

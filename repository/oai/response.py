@@ -1,30 +1,26 @@
 """The OAI-PMH envelope: `<OAI-PMH>` with responseDate and request, headers, tokens and errors, as bytes.
 
-The `<metadata>` of records is kept serialized (`metadata_body`, stored in `renditions`): the tree holds a
+The `<metadata>` of records is kept serialized (`serializers.oai.metadata_body`, stored in `renditions`): the tree holds a
 numbered slot where each goes and `to_bytes` fills them, so a page parses no stored XML back."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from lxml import etree
 
 from repository.oai.args import PREFIX_PATTERN, SET_PATTERN, datestamp
-from serializers import OaiFormat, oai_format
-from serializers.context import RenderContext
+from serializers.oai import ENVELOPE_NS as NS
+from serializers.oai import XSI
 from serializers.text import sub, xml_text
 
-NS = "http://www.openarchives.org/OAI/2.0/"
 SCHEMA = "http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd"
-XSI = "http://www.w3.org/2001/XMLSchema-instance"
 DC_NS = "http://purl.org/dc/elements/1.1/"
 OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 OAI_DC_SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 MIMETYPE = "text/xml; charset=utf-8"
-_NSMAP = {None: NS, "xsi": XSI}  # the envelope root's declarations
 _SLOT = "rendition"
 _SLOTS = re.compile(rb"<!--rendition (\d+)-->")
 
@@ -44,7 +40,7 @@ def q(name: str) -> str:
 def envelope(now: datetime, base_url: str, args: dict[str, str]) -> etree._Element:
     """`<OAI-PMH>` with responseDate and the request echoed (only the attributes the schema accepts)."""
     root = etree.Element(
-        q("OAI-PMH"), {f"{{{XSI}}}schemaLocation": f"{NS} {SCHEMA}"}, nsmap=_NSMAP
+        q("OAI-PMH"), {f"{{{XSI}}}schemaLocation": f"{NS} {SCHEMA}"}, nsmap={None: NS, "xsi": XSI}
     )
     sub(root, q("responseDate"), datestamp(now))
     attrib = {
@@ -113,35 +109,6 @@ def dublin_core(parent: etree._Element, description: str) -> None:
         nsmap={"oai_dc": OAI_DC_NS, "dc": DC_NS, "xsi": XSI},
     )  # fmt: skip
     sub(dc, f"{{{DC_NS}}}description", description)
-
-
-def metadata_body(element: etree._Element) -> bytes:
-    """`element` serialized as it is inside an envelope's `<metadata>`: namespaces the envelope's root declares
-    (xsi) are not declared again, exactly as when the element is appended to the envelope itself."""
-    root = etree.Element(q("OAI-PMH"), nsmap=_NSMAP)
-    etree.SubElement(root, q("metadata")).append(element)
-    text = etree.tostring(root, encoding="UTF-8")
-    return text[text.index(b"<metadata>") + len(b"<metadata>") : text.rindex(b"</metadata>")]
-
-
-def rendition_name(fmt: OaiFormat) -> str:
-    """The format's name in the renditions table."""
-    return f"oai:{fmt.prefix}"
-
-
-def renderers(prefixes: list[str]) -> list[tuple[str, Callable[[dict[str, Any], RenderContext], bytes]]]:
-    """(rendition name, renderer) of each metadataPrefix, for `renditions.rendered`."""
-    formats = [oai_format(prefix) for prefix in prefixes]
-    return [(rendition_name(fmt), metadata_renderer(fmt)) for fmt in formats if fmt is not None]
-
-
-def metadata_renderer(fmt: OaiFormat) -> Callable[[dict[str, Any], RenderContext], bytes]:
-    """record, ctx -> the body of its `<metadata>` in `fmt`."""
-
-    def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
-        return metadata_body(fmt.element(record, ctx))
-
-    return render
 
 
 def to_bytes(root: etree._Element, bodies: Sequence[bytes] = ()) -> bytes:

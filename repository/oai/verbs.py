@@ -22,6 +22,7 @@ from repository.records.render_context import render_context
 from repository.storage import Database
 from serializers import OAI_FORMATS, OaiFormat, oai_format
 from serializers.context import RenderContext
+from serializers.oai import XSI, metadata_renderer, rendition_name
 from serializers.text import sub
 
 OAI_IDENTIFIER_NS = "http://www.openarchives.org/OAI/2.0/oai-identifier"
@@ -64,8 +65,8 @@ class Context:
 
     def metadata(self, fmt: OaiFormat, rows: list[dict]) -> dict[int, bytes]:
         """record id -> its `<metadata>` body in `fmt`, for the live rows (stored renditions when current)."""
-        render = response.metadata_renderer(fmt)
-        name = response.rendition_name(fmt)
+        render = metadata_renderer(fmt)
+        name = rendition_name(fmt)
         return renditions.bodies(self.conn, self.db, self.settings, self.render, rows, name, render)
 
 
@@ -127,8 +128,8 @@ def identify(ctx: Context, args: dict[str, str], parent: etree._Element) -> None
         description = sub(element, q("description"))
         ident = etree.SubElement(
             description, f"{{{OAI_IDENTIFIER_NS}}}oai-identifier",
-            {f"{{{response.XSI}}}schemaLocation": f"{OAI_IDENTIFIER_NS} {OAI_IDENTIFIER_SCHEMA}"},
-            nsmap={None: OAI_IDENTIFIER_NS, "xsi": response.XSI},
+            {f"{{{XSI}}}schemaLocation": f"{OAI_IDENTIFIER_NS} {OAI_IDENTIFIER_SCHEMA}"},
+            nsmap={None: OAI_IDENTIFIER_NS, "xsi": XSI},
         )  # fmt: skip
         for name, value in (
             ("scheme", "oai"),

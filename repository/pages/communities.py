@@ -20,9 +20,9 @@ from repository.metadata.fields import sanitize_html
 from repository.pages.base import render_page, require_user
 from repository.pages.discover import PARAMS as SEARCH_PARAMS
 from repository.pages.discover import plain_snippet, public_when_anonymous, rendered_results, search_view
+from repository.paging import parse_page
 from repository.search.params import parse_search_args
 from repository.storage import Row
-from repository.vocabularies.listing import parse_page
 from repository.web.openapi import doc
 from repository.web.request import services
 from repository.web.session import current_user

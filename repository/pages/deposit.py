@@ -18,8 +18,8 @@ from repository.errors import ApiError
 from repository.files.buckets import release_files
 from repository.pages import deposit_form as forms
 from repository.pages.base import render_page, require_user
+from repository.records.lookups import DatabaseLookups
 from repository.storage import Connection
-from repository.vocabularies.lookups import DatabaseLookups
 from repository.web.openapi import doc
 from repository.web.request import services
 

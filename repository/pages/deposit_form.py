@@ -19,8 +19,8 @@ import pycountry
 
 from repository.communities import store
 from repository.metadata import METADATA_KEYS
+from repository.paging import MAX_SIZE, Page
 from repository.vocabularies import grants, licenses
-from repository.vocabularies.listing import MAX_SIZE, Page
 from repository.vocabularies.resource_types import (
     IMAGE_TYPES,
     PUBLICATION_TYPES,

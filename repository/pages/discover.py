@@ -24,8 +24,8 @@ from werkzeug.datastructures import MultiDict
 from repository.communities import store
 from repository.errors import ApiError
 from repository.pages.base import page_response, render_page
+from repository.paging import Page
 from repository.search.params import LINK_ARGS, page_links, parse_search_args
-from repository.vocabularies.listing import Page
 from repository.web.openapi import doc
 from repository.web.request import services
 from repository.web.session import COOKIE as SESSION_COOKIE

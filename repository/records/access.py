@@ -8,11 +8,13 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from repository.accounts.tokens import Identity
+from repository.errors import NotFound
 from repository.records import access_requests
 from repository.storage import Database
+from repository.storage.tables.deposits import deposits, records
 from repository.timeutil import utcnow
 
 
@@ -73,3 +75,17 @@ def reader_may_read(db: Database, record: Mapping[str, Any], who: Identity | Non
         return can_read_files(record, who)
     with db.read() as conn:
         return can_read_files(record, who, conn)
+
+
+def readable_record(conn: Connection, bucket_id: str, who: Identity | None) -> dict | None:
+    """For the bucket interface: the records row owning `bucket_id` when `who` may read its files, None for a
+    bucket of their own deposit; NotFound otherwise (a hidden file's existence never shows)."""
+    rec = conn.execute(select(records).where(records.c.bucket_id == bucket_id)).mappings().first()
+    if rec is not None:
+        if can_read_files(dict(rec), who, conn):
+            return dict(rec)
+        raise NotFound("The file does not exist.")
+    dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
+    if dep is None or who is None or dep.owner_id != who.user_id:
+        raise NotFound("The file does not exist.")
+    return None

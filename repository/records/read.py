@@ -19,10 +19,10 @@ from repository.files import buckets
 from repository.records import build, stored
 from repository.records.access import reader_may_read
 from repository.records.cache import RecordCache
+from repository.records.lookups import DatabaseLookups
 from repository.records.stats import Usage, Visit
 from repository.search.backend import SearchBackend
 from repository.storage import Connection, Database
-from repository.vocabularies.lookups import DatabaseLookups
 
 
 class Moved(ApiError):

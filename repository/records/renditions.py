@@ -27,12 +27,13 @@ from sqlalchemy.exc import SQLAlchemyError
 import serializers
 from repository.config import Settings
 from repository.records.build import build_records, get_record_rows
+from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records, renditions
 from repository.storage.upsert import upsert
-from repository.vocabularies.lookups import DatabaseLookups
 from serializers.context import RenderContext
+from serializers.oai import metadata_renderer, rendition_name
 
 log = logging.getLogger(__name__)
 # Salts computed from a context: hashing the license table for every page cost as much as a page's headers.
@@ -255,3 +256,9 @@ def _code_version(module: str) -> bytes:
         except distributions.PackageNotFoundError:
             digest.update(f"{name} missing".encode())
     return digest.digest()
+
+
+def oai_renderers(prefixes: list[str]) -> list[tuple[str, Callable[[dict[str, Any], RenderContext], bytes]]]:
+    """(rendition name, renderer) of each metadataPrefix, for `renditions.rendered`."""
+    formats = [serializers.oai_format(prefix) for prefix in prefixes]
+    return [(rendition_name(fmt), metadata_renderer(fmt)) for fmt in formats if fmt is not None]

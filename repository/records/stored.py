@@ -33,10 +33,10 @@ from sqlalchemy import (
 
 from repository.config import Settings
 from repository.metadata import MetadataLookups
-from repository.oai.response import renderers
 from repository.records import build, renditions
 from repository.records.access import row_files_open
 from repository.records.build import build_records, get_record_rows
+from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
@@ -45,7 +45,6 @@ from repository.storage import Database, packing
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
 from repository.storage.upsert import upsert
-from repository.vocabularies.lookups import DatabaseLookups
 from serializers.context import RenderContext
 
 BATCH = 5000
@@ -96,7 +95,7 @@ def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: 
     """Build records `rows` (live records rows) as the index gets them, with their documents and renditions."""
     built = build_records(conn, settings, lookups, rows)
     data = [orjson.dumps(record) for record in built]
-    ready = renditions.rendered(ctx, renderers(settings.oai_prerender), built, data)
+    ready = renditions.rendered(ctx, renditions.oai_renderers(settings.oai_prerender), built, data)
     return Derived(rows, built, data, [to_index_document(record) for record in built], ready)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select, update
 
+from repository import outbox
 from repository.errors import BadRequest, NotFound
-from repository.indexing import outbox
 from repository.records.build import touch_versions
 from repository.storage.tables.deposits import records
 from repository.timeutil import utcnow

@@ -10,24 +10,35 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from repository.config import Settings
 from repository.deposits import actions
 from repository.errors import ApiError, ValidationError, field_error
 from repository.files import buckets, quotas
 from repository.metadata import DoiPolicy
 from repository.records.build import get_record_row
+from repository.records.lookups import DatabaseLookups
 from repository.releases import derive, metafile_check, metafiles, store
 from repository.releases.github import FetchedRelease, GitHubRelease, PlatformError, ReleaseSource
-from repository.vocabularies.lookups import DatabaseLookups
-
-if TYPE_CHECKING:  # services.py builds the ReleaseWorker below: a run-time import would be a cycle
-    from repository.services import Services
+from repository.storage import Database
 
 log = logging.getLogger("repository.releases")
 
 UNEXPECTED = ("Something went wrong while archiving this release ({name}); the error was logged. "
               "Retry it with the release's links.retry.")  # fmt: skip
+
+
+class Services(Protocol):
+    """What archiving a release uses of the process's services (`repository.services.Services` has it; that
+    module builds the ReleaseWorker below, so this one names only what it needs)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def db(self) -> Database: ...
+    @property
+    def files(self) -> buckets.FileStore: ...
 
 
 class ReleaseFailed(Exception):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
 
 from repository.errors import BadRequest, field_error
+from repository.search.custom_terms import CUSTOM_TERMS
 from repository.search.documents import SORT_ORDERS
 from repository.search.query import (
     Bool,
@@ -28,7 +29,6 @@ from repository.search.query import (
     invalid,
     parse_query,
 )
-from repository.vocabularies.custom_terms import CUSTOM_TERMS
 
 WINDOW = 10_000
 DEFAULT_SIZE = 10

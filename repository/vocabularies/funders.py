@@ -8,10 +8,11 @@ from typing import Any
 from sqlalchemy import Connection, Row, case, func, literal, select
 
 from repository.errors import NotFound
+from repository.paging import Page
 from repository.storage.tables.core import funders
 from repository.timeutil import isoformat
 from repository.vocabularies.identifiers import normalize_doi
-from repository.vocabularies.listing import Page, corrected, escape_like, matches_all, query_terms
+from repository.vocabularies.listing import corrected, escape_like, matches_all, query_terms
 
 
 def resolve(conn: Connection, doi: str) -> Row | None:

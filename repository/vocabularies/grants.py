@@ -9,12 +9,13 @@ from urllib.parse import quote
 from sqlalchemy import Connection, Row, func, select
 
 from repository.errors import NotFound, field_error
+from repository.paging import Page
 from repository.storage.tables.core import funders, grants
 from repository.timeutil import isoformat
 from repository.vocabularies.funders import dois_by_acronym, funder_json
 from repository.vocabularies.grant_ids import parse_grant_id
 from repository.vocabularies.identifiers import normalize_doi
-from repository.vocabularies.listing import Page, matches_all, query_terms
+from repository.vocabularies.listing import matches_all, query_terms
 from repository.vocabularies.terms import EC_FUNDER_DOI, GRANT_ID_SEPARATOR
 
 _COLUMNS = (grants, funders.c.doi, funders.c.name, funders.c.acronyms, funders.c.country, funders.c.type)

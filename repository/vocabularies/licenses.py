@@ -15,15 +15,10 @@ from urllib.parse import quote
 from sqlalchemy import ColumnElement, Connection, Row, case, func, select
 
 from repository.errors import NotFound
+from repository.paging import Page
 from repository.storage.tables.core import license_aliases, licenses
 from repository.timeutil import isoformat
-from repository.vocabularies.listing import (
-    Page,
-    corrected,
-    matches_all,
-    parse_vocabulary_query,
-    tree_condition,
-)
+from repository.vocabularies.listing import corrected, matches_all, parse_vocabulary_query, tree_condition
 
 SPDX_URL = "https://spdx.org/licenses/{}.html"
 

@@ -68,7 +68,7 @@ def test_a_renderer_failing_at_indexing_leaves_the_rendition_to_the_harvest(oai:
     def broken(record, ctx):  # type: ignore[no-untyped-def]
         raise RuntimeError("renderer bug")
 
-    monkeypatch.setattr(stored, "renderers", lambda prefixes: [("oai:oai_dc", broken)])
+    monkeypatch.setattr(stored.renditions, "oai_renderers", lambda prefixes: [("oai:oai_dc", broken)])
     dep = published(client, auth, title="Indexed anyway")  # the publish and its indexing succeed
     assert client.get("/api/records/", query_string={"q": "Indexed anyway"}).json["hits"]["total"] == 1
     assert stored_renditions(db) == {}

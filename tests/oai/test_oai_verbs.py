@@ -13,7 +13,7 @@ from lxml import etree
 
 from repository.accounts import tokens
 from repository.metadata import validate_for_publish
-from repository.vocabularies.lookups import DatabaseLookups
+from repository.records.lookups import DatabaseLookups
 
 T0 = datetime(2024, 3, 1, 12, 0, 0)
 

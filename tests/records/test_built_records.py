@@ -9,10 +9,10 @@ from sqlalchemy import delete, select, update
 from repository.records import stored as stored_copies
 from repository.records.build import build_records, get_record_rows
 from repository.records.cache import RecordCache
+from repository.records.lookups import DatabaseLookups
 from repository.search.documents import to_index_document
 from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
-from repository.vocabularies.lookups import DatabaseLookups
 from scripts import takedown
 
 API = "/api/deposit/depositions"

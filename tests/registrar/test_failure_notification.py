@@ -48,7 +48,7 @@ def retry(app, times: int = 1) -> None:  # type: ignore[no-untyped-def]
 def test_the_depositor_is_mailed_once_per_streak(app, author, standin: DataCiteStandin, caplog):
     client = https_client(app)
     standin.fail(503, times=5)  # the publish's own attempt, then four retries
-    caplog.set_level(logging.ERROR, logger="repository.indexing.failing")
+    caplog.set_level(logging.ERROR, logger="repository.worker.failing")
     dep = published(client, author)
     retry(app)
     assert sent_mail(app, AUTHOR) == []  # two failures: not yet
@@ -62,7 +62,7 @@ def test_the_depositor_is_mailed_once_per_streak(app, author, standin: DataCiteS
     # The deposition's page, for people: a guest is asked to sign in first.
     assert deposit == f"https://localhost/deposit/{dep['id']}"
     assert client.get(deposit.removeprefix("https://localhost")).headers["Location"].startswith("/login/?next=")
-    [logged] = [r for r in caplog.records if r.name == "repository.indexing.failing"]
+    [logged] = [r for r in caplog.records if r.name == "repository.worker.failing"]
     assert str(dep["id"]) in logged.getMessage() and "503" in logged.getMessage()
     retry(app, 2)  # the fourth and fifth failures tell no one again
     assert len(sent_mail(app, AUTHOR)) == 1

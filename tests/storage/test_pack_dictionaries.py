@@ -16,11 +16,11 @@ from sqlalchemy import inspect, select
 from app import create_app
 from repository.cli import COMMANDS, invoke
 from repository.config import Settings
-from repository.indexing import reindex
 from repository.ondemand import wait_all_idle
 from repository.storage import dictionaries, open_database, packing
 from repository.storage.migrate import alembic_config
 from repository.storage.tables.derived import built_records
+from repository.worker import reindex
 
 SMALL = 4096  # bytes: a dictionary the few records of a test can fill
 UNLIMITED = {"RATELIMIT_GUEST": "1000000/minute", "RATELIMIT_USER": "1000000/minute",

@@ -14,7 +14,6 @@ from helpers.http import https_client
 from sqlalchemy import select
 
 from app import create_app
-from repository.indexing import reindex
 from repository.ondemand import wait_all_idle
 from repository.records import stored
 from repository.search.documents import to_index_document
@@ -24,6 +23,7 @@ from repository.storage.migrate import alembic_config
 from repository.storage.packing import MAGIC, pack, unpack
 from repository.storage.tables.deposits import deposits
 from repository.storage.tables.derived import built_records, renditions
+from repository.worker import reindex
 
 
 def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, settings):

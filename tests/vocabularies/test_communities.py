@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from repository.records.lookups import DatabaseLookups
 from repository.storage.tables.core import users
-from repository.vocabularies.lookups import DatabaseLookups
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from repository.records.lookups import DatabaseLookups
 from repository.vocabularies.grants import validate_grant_ids
-from repository.vocabularies.lookups import DatabaseLookups
 
 EC = "10.13039/501100000780"
 NSF = "10.13039/100000001"

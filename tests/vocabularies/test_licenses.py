@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from repository.vocabularies.lookups import DatabaseLookups
+from repository.records.lookups import DatabaseLookups
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
 

@@ -15,10 +15,10 @@ from sqlalchemy import Connection, RowMapping, select
 from repository.accounts import mail
 from repository.accounts.users import get_user
 from repository.config import Settings
-from repository.indexing.outbox import MAX_BACKOFF_SECONDS
+from repository.outbox import MAX_BACKOFF_SECONDS
 from repository.storage.tables.deposits import records
 
-log = logging.getLogger("repository.indexing.failing")
+log = logging.getLogger("repository.worker.failing")
 
 
 def registration_failed(conn: Connection, settings: Settings, row: RowMapping, attempts: int, error: str) -> None:

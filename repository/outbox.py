@@ -1,5 +1,5 @@
 """The outbox: every change to a published record leaves a row in the same transaction (`enqueue`, the only way to
-add one); right after the commit the process's indexer applies it (`repository.indexing.indexer`), and what fails
+add one); right after the commit the process's indexer applies it (`repository.worker.indexer`), and what fails
 is retried later by the background worker. Applying a row reads the current database state, so applying it
 twice, or late, is harmless: no update is ever lost, not even by a crash between the commit and the apply."""
 

@@ -14,7 +14,7 @@ from werkzeug.http import parse_date, parse_etags
 from repository.errors import ApiError, ServiceUnavailable
 from repository.files.buckets import CHUNK, FileStore, ObjectRow
 
-log = logging.getLogger("repository.files.downloads")
+log = logging.getLogger("repository.web.downloads")
 
 # Only these types are served as what they are; anything that a browser could run or render becomes plain text
 # or an attachment (reference §7).

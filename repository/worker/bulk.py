@@ -29,6 +29,7 @@ from repository.deposits import pids
 from repository.files.buckets import FileStore, StoredFile, guess_mimetype
 from repository.records import stored
 from repository.records.access import access_columns
+from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.storage import Database, dictionaries
@@ -41,7 +42,6 @@ from repository.storage.tables.deposits import (
     recids,
     records,
 )
-from repository.vocabularies.lookups import DatabaseLookups
 from repository.vocabularies.resource_types import type_columns
 
 BATCH_RECORDS = 1000

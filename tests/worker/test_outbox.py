@@ -11,7 +11,7 @@ from helpers.factories import make_deposit, publish, published, upload
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from repository.indexing import outbox
+from repository import outbox
 from repository.records.takedown import take_down
 from repository.storage.tables.deposits import outbox as outbox_table
 

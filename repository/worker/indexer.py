@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy import RowMapping, select, update
 
+from repository import outbox
 from repository.config import Settings
-from repository.indexing import failing, outbox
-from repository.indexing.outbox import DOI_KINDS, GRACE_SECONDS, INDEX_KINDS
 from repository.ondemand import OnDemandThread
+from repository.outbox import DOI_KINDS, GRACE_SECONDS, INDEX_KINDS
 from repository.records import stored
 from repository.records.build import build_records, get_record_rows
 from repository.registrar import Registrar
@@ -23,8 +23,9 @@ from repository.search.backend import SearchBackend
 from repository.storage import Database
 from repository.storage.tables.deposits import concepts, records
 from repository.timeutil import utcnow
+from repository.worker import failing
 
-log = logging.getLogger("repository.indexing.indexer")
+log = logging.getLogger("repository.worker.indexer")
 
 
 class Indexer:

@@ -1,1 +1,0 @@
-"""Keeping the search index in step: the outbox applied after each commit, full reindex with parity check, bulk load."""
