@@ -72,7 +72,7 @@ def _paths(instance: str, bucket_id: str) -> list[str]:
     from repository.config import Settings
     from repository.storage import open_database
     from repository.storage.engine import close_all
-    from repository.storage.tables.deposits import file_instances, objects
+    from repository.storage.tables.files import file_instances, objects
 
     settings = Settings.build(INSTANCE_PATH=instance)
     db = open_database(settings.DATABASE_URL)

@@ -270,7 +270,7 @@ class Bench:
         if os.path.exists(os.path.join(settings.INSTANCE_PATH, "repository.db")):
             from sqlalchemy import func, select
 
-            from repository.storage.tables.deposits import records
+            from repository.storage.tables.records import records
 
             db = open_database(settings.DATABASE_URL)
             try:
@@ -305,7 +305,7 @@ class Bench:
         from repository.config import Settings
         from repository.storage import open_database
         from repository.storage.engine import close_all
-        from repository.storage.tables.deposits import records
+        from repository.storage.tables.records import records
 
         db = open_database(Settings.build(INSTANCE_PATH=self.args.instance).DATABASE_URL)
         with db.read() as conn:

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generate_corpus import COMMON_TERM, PHRASE, rare_term  # noqa: E402 - its neighbour, as in bench.py
 from werkzeug.datastructures import MultiDict  # noqa: E402
 
-from repository.search.embedded import EmbeddedBackend  # noqa: E402
+from repository.search.embedded.engine import EmbeddedBackend  # noqa: E402
 from repository.search.params import parse_search_args  # noqa: E402
 
 SEARCHES: dict[str, dict[str, str]] = {

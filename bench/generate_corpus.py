@@ -478,20 +478,20 @@ def loaded(db) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """How many concepts and records the database already holds."""
     from sqlalchemy import func, select
 
-    from repository.storage.tables import deposits
+    from repository.storage.tables import records as tables
 
     with db.read() as conn:
-        return (conn.execute(select(func.count()).select_from(deposits.concepts)).scalar_one(),
-                conn.execute(select(func.count()).select_from(deposits.records)).scalar_one())
+        return (conn.execute(select(func.count()).select_from(tables.concepts)).scalar_one(),
+                conn.execute(select(func.count()).select_from(tables.records)).scalar_one())
 
 
 def load(args: argparse.Namespace, ctx: Context) -> int:
     """Generate a deterministic, realistic corpus of N published records and load it in bulk (database, files, index).
 
-    The settings and the (migrated) database come from the command-line preamble of repository/cli.py."""
+    The settings and the (migrated) database come from the command-line preamble of repository/cli/."""
     from tqdm import tqdm
 
-    from repository.files.buckets import FileStore
+    from repository.files.store import FileStore
     from repository.search.open import open_search
     from repository.worker.bulk import BulkLoader
 

@@ -60,7 +60,7 @@ def corpus_terms(instance: str, sample: int = 5000) -> dict[str, list[str]]:
     from repository.config import Settings
     from repository.storage import open_database
     from repository.storage.engine import close_all
-    from repository.storage.tables.deposits import records
+    from repository.storage.tables.records import records
 
     db = open_database(Settings.build(INSTANCE_PATH=instance).DATABASE_URL)
     with db.read() as conn:
@@ -305,7 +305,7 @@ def replay_in_process(instance: str, requests: int = 3000, every: int = 100, see
 
     from repository.config import Settings
     from repository.search.documents import to_index_document
-    from repository.search.embedded import EmbeddedBackend
+    from repository.search.embedded.engine import EmbeddedBackend
     from repository.search.open import open_from_settings
     from repository.search.params import parse_search_args
 

@@ -29,7 +29,7 @@ def measure(instance: str, reads: int, rounds: int) -> dict:
     from repository.records.read import read_record
     from repository.records.stats import Visit
     from repository.services import build_services
-    from repository.storage.tables.deposits import records
+    from repository.storage.tables.records import records
 
     settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=PUBLIC_BASE, BACKGROUND_WORKER=False,
                               SECRET_KEY="bench-secret")

@@ -1,4 +1,4 @@
-"""`python -m repository COMMAND ...`: the command line of repository/cli.py without its entry point installed."""
+"""`python -m repository COMMAND ...`: the command line of repository/cli/ without its entry point installed."""
 
 import sys
 

@@ -38,15 +38,17 @@ from tqdm import tqdm
 
 from repository.config import Settings
 from repository.storage import Database, dump, open_database, upgrade
-from repository.storage.tables.core import users
-from repository.storage.tables.deposits import deposits, file_instances, records
+from repository.storage.tables.accounts import users
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.files import file_instances
+from repository.storage.tables.records import records
 from repository.timeutil import isoformat, utcnow
 
 FORMAT = "research-repository-backup/1"
 MANIFEST, FILES_LIST, SUMS, FILES_DIR = "manifest.json", "files.jsonl", "SHA256SUMS", "files"
 CHUNK = 1024 * 1024
-TMP_DIR = ".tmp"  # the file store's staging folder (repository/files/buckets.py), ignored by the emptiness check
-SWEEP_STAMP = ".swept"  # the file store's sweep stamp (buckets.SWEEP_STAMP): no stored file either
+TMP_DIR = ".tmp"  # the file store's staging folder (repository/files/store.py), ignored by the emptiness check
+SWEEP_STAMP = ".swept"  # the file store's sweep stamp (repository/files/sweeper.py): no stored file either
 
 
 class BackupError(Exception):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, RowMapping, insert, select, update
 
 from repository.storage.engine import after_commit
-from repository.storage.tables.deposits import outbox
+from repository.storage.tables.outbox import outbox
 from repository.timeutil import utcnow
 
 # The after-commit work that applies the rows just committed, wired on the Database by the process's indexer: APPLY

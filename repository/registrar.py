@@ -18,7 +18,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from repository.config import Settings, StartupError
 from repository.storage.engine import Database
-from repository.storage.tables.deposits import doi_registrations
+from repository.storage.tables.records import doi_registrations
 from repository.timeutil import utcnow
 
 JSONAPI = "application/vnd.api+json"

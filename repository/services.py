@@ -24,7 +24,8 @@ from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
 from repository.files import multipart
-from repository.files.buckets import FileStore, Sweeper
+from repository.files.store import FileStore
+from repository.files.sweeper import Sweeper
 from repository.records.cache import RecordCache
 from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context

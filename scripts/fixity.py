@@ -4,7 +4,7 @@
     python scripts/fixity.py [--restart] [--rate BYTES] [--max-files N] [--json PATH|-] [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin fixity` (repository/cli.py).
+# A shim kept for the README's automation interface: the command is `repository-admin fixity` (repository/cli/).
 from __future__ import annotations
 
 import os
@@ -21,5 +21,5 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli/
     os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Bring the database schema to the newest revision (the scaled shape runs this before starting servers)."""
 
-# A shim kept for the README's automation interface: the command is `repository-admin migrate` (repository/cli.py).
+# A shim kept for the README's automation interface: the command is `repository-admin migrate` (repository/cli/).
 from __future__ import annotations
 
 import os
@@ -18,5 +18,5 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli/
     os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Print the README's settings table, generated from the declarations in repository/config.py."""
 
-# A shim kept for the README's automation interface: the command is `repository-admin settings-table` (repository/cli.py).
+# A shim kept for the README's automation interface: the command is `repository-admin settings-table` (repository/cli/).
 from __future__ import annotations
 
 import os
@@ -18,5 +18,5 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli/
     os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

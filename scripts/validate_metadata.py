@@ -5,7 +5,7 @@
     python scripts/validate_metadata.py --write-schemas [DIR]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin validate-metadata` (repository/cli.py).
+# A shim kept for the README's automation interface: the command is `repository-admin validate-metadata` (repository/cli/).
 from __future__ import annotations
 
 import os
@@ -22,5 +22,5 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     return run(__file__, argv, settings)
 
 
-if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli.py
+if __name__ == "__main__":  # as a file: the package runs the command, see repository/cli/
     os.execv(sys.executable, [sys.executable, "-m", "repository", *sys.argv])

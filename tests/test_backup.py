@@ -183,7 +183,8 @@ def test_the_sweep_stamp_does_not_make_the_file_store_non_empty(settings):
     import pytest
 
     from repository import backup as backups
-    from repository.files.buckets import SWEEP_STAMP, FileStore
+    from repository.files.store import FileStore
+    from repository.files.sweeper import SWEEP_STAMP
 
     root = Path(settings.FILES_ROOT)
     FileStore(str(root))  # its empty staging folder

@@ -14,12 +14,15 @@ import pytest
 from sqlalchemy import func, select
 
 from bench.generate_corpus import Corpus, concepts, prepare
-from repository.files.buckets import FileStore
+from repository.files.store import FileStore
 from repository.metadata import validate_for_publish
 from repository.records.lookups import DatabaseLookups
 from repository.search.open import open_search
 from repository.storage import open_database
-from repository.storage.tables.deposits import buckets, community_requests, deposits, objects, records
+from repository.storage.tables.communities import community_requests
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.files import buckets, objects
+from repository.storage.tables.records import records
 from repository.vocabularies.resource_types import UPLOAD_TYPES
 from repository.worker.bulk import BulkLoader, Concept
 

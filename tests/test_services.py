@@ -9,7 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from repository.files.buckets import FileStore, Sweeper
+from repository.files.store import FileStore
+from repository.files.sweeper import Sweeper
 from repository.services import build_services
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,7 +21,7 @@ import sys
 from sqlalchemy import func, select
 from repository.config import Settings
 from repository.services import build_services
-from repository.storage.tables.core import licenses
+from repository.storage.tables.vocabularies import licenses
 
 services = build_services(Settings.build({}, INSTANCE_PATH=sys.argv[1], BACKGROUND_WORKER=False))
 with services.db.read() as conn:

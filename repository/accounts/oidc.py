@@ -22,7 +22,7 @@ from repository.accounts.signup import MAX_EMAIL
 from repository.accounts.tokens import EMAIL_RE, get_user_by_email
 from repository.accounts.users import get_user
 from repository.errors import BadRequest, Forbidden
-from repository.storage.tables.core import user_identities, users
+from repository.storage.tables.accounts import user_identities, users
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 

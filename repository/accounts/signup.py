@@ -18,7 +18,7 @@ from repository.accounts.passwords import hash_password, needs_rehash, verify_pa
 from repository.accounts.tokens import EMAIL_RE, get_user_by_email
 from repository.config import Settings
 from repository.errors import ValidationError, field_error
-from repository.storage.tables.core import users as user_table
+from repository.storage.tables.accounts import users as user_table
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 

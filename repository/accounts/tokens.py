@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, or_, select, update
 
 from repository.errors import BadRequest, NotFound, ValidationError
-from repository.storage.tables.core import tokens, users
+from repository.storage.tables.accounts import tokens, users
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 

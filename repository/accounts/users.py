@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select, update
 
-from repository.storage.tables.core import users
+from repository.storage.tables.accounts import users
 from repository.timeutil import utcnow
 
 ADMIN = "admin"

@@ -11,6 +11,7 @@ from repository.deposits import actions
 from repository.deposits.representation import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from repository.files import buckets, quotas
+from repository.files.keys import check_key
 from repository.storage import Connection
 from repository.web.openapi import doc
 from repository.web.request import caller, json_body, json_response, require_scope, services
@@ -91,7 +92,7 @@ def upload(dep_id: int) -> Response:
     key = secure_filename(name or upload.filename or "")
     if not key:
         raise BadRequest("A file name is needed: send it in `name`.", errors=[{"field": "name", "message": "Missing name."}])
-    key = buckets.check_key(key)
+    key = check_key(key)
     stored = store.write(upload.stream, limit=limit)
     try:
         with services().db.write() as conn:

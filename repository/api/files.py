@@ -17,6 +17,7 @@ from repository.datadesc import checks
 from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from repository.files import buckets, digests, multipart, owners, quotas
+from repository.files.keys import upload_key
 from repository.records.access import readable_record, row_files_open
 from repository.storage import Connection
 from repository.timeutil import isoformat
@@ -91,7 +92,7 @@ def put_object(bucket_id: str, key: str) -> Response:
             services().db, services().files, bucket_id, key, upload_id, request.args.get("partNumber", ""),
             request.stream, request.content_length, request.headers, caller())
         return json_response(multipart.part_json(upload, part))
-    key = buckets.upload_key(key)
+    key = upload_key(key)
     expected = digests.expected_digests(request.headers)
     store, quota = services().files, quotas.Quota.of(services().settings)
     with services().db.read() as conn:

@@ -11,8 +11,8 @@ from repository import outbox
 from repository.communities import notifications
 from repository.config import Settings
 from repository.errors import BadRequest, Forbidden, NotFound
-from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import community_requests, records
+from repository.storage.tables.communities import communities, community_requests
+from repository.storage.tables.records import records
 from repository.timeutil import isoformat, utcnow
 
 STATUSES = ("pending", "accepted", "rejected")

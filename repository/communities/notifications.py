@@ -11,8 +11,8 @@ from sqlalchemy import Connection, select
 from repository.accounts import mail
 from repository.accounts.users import get_user
 from repository.config import Settings
-from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import records
+from repository.storage.tables.communities import communities
+from repository.storage.tables.records import records
 
 
 def request_created(conn: Connection, settings: Settings, request: dict, depositor_id: int) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from repository.errors import BadRequest, Forbidden, NotFound, ValidationError, field_error
 from repository.paging import Page
-from repository.storage.tables.core import communities
+from repository.storage.tables.communities import communities
 from repository.timeutil import isoformat, utcnow
 from repository.vocabularies.listing import matches_all, query_terms
 

@@ -21,7 +21,8 @@ from repository.files import buckets, multipart
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
-from repository.storage.tables.deposits import concepts, deposit_select, deposits, records
+from repository.storage.tables.deposits import deposit_select, deposits
+from repository.storage.tables.records import concepts, records
 from repository.timeutil import utcnow
 from repository.vocabularies.resource_types import type_columns
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlalchemy import Connection, insert, select
 
 from repository.config import Settings
-from repository.storage.tables.deposits import deposits, recids, records
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.records import recids, records
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from repository.metadata import to_record_metadata
 from repository.search.documents import to_index_document
+from repository.search.embedded.tantivy_query import wildcard_regex
 from repository.search.query import (
     Bool,
     Exists,
@@ -28,7 +29,6 @@ from repository.search.query import (
     invalid,
     parse_query,
 )
-from repository.search.tantivy_query import wildcard_regex
 from repository.timeutil import isoformat
 
 WORD = re.compile(r"\w+", re.UNICODE)

@@ -13,7 +13,8 @@ from repository.config import Settings
 from repository.deposits import pids
 from repository.files import buckets
 from repository.metadata import METADATA_KEYS
-from repository.storage.tables.deposits import concepts, deposit_select, deposits, records
+from repository.storage.tables.deposits import deposit_select, deposits
+from repository.storage.tables.records import concepts, records
 from repository.timeutil import isoformat
 
 

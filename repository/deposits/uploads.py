@@ -9,6 +9,8 @@ from repository.datadesc import checks
 from repository.deposits import actions
 from repository.errors import BadRequest, Forbidden, PayloadTooLarge
 from repository.files import buckets, quotas
+from repository.files.keys import check_key
+from repository.files.store import FileStore, Readable
 from repository.storage import Connection
 from repository.storage.engine import Database
 
@@ -27,12 +29,12 @@ def _taken(key: str) -> BadRequest:
                       errors=[{"field": "file", "message": "Filename already exists."}])
 
 
-def add_file(db: Database, store: buckets.FileStore, quota: quotas.Quota, dep_id: int, owner_id: int, name: str,
-             stream: buckets.Readable) -> buckets.ObjectRow:
+def add_file(db: Database, store: FileStore, quota: quotas.Quota, dep_id: int, owner_id: int, name: str,
+             stream: Readable) -> buckets.ObjectRow:
     """Store `stream` (copied in chunks, never held in memory) as the file `name` of the owner's draft. BadRequest
     for a bad or taken name, Forbidden once published, NotFound for anyone else's deposition, 413 past a quota (the
     copy stops at the room left, as a bucket PUT's does); nothing is kept then."""
-    key = buckets.check_key(name)
+    key = check_key(name)
     with db.read() as conn:
         dep = _writable(conn, dep_id, owner_id)
         # Checked before the bytes are copied, so a taken name costs nothing; put_object checks again.
@@ -56,7 +58,7 @@ def add_file(db: Database, store: buckets.FileStore, quota: quotas.Quota, dep_id
     return obj
 
 
-def delete_file(db: Database, store: buckets.FileStore, dep_id: int, owner_id: int, key: str) -> None:
+def delete_file(db: Database, store: FileStore, dep_id: int, owner_id: int, key: str) -> None:
     """Remove the file `key` of the owner's draft (NotFound when there is none)."""
     with db.write() as conn:
         dep = _writable(conn, dep_id, owner_id)
@@ -66,10 +68,10 @@ def delete_file(db: Database, store: buckets.FileStore, dep_id: int, owner_id: i
         checks.file_changed(conn, store, dep["bucket_id"], key)
 
 
-def rename_file(db: Database, store: buckets.FileStore, dep_id: int, owner_id: int, key: str,
+def rename_file(db: Database, store: FileStore, dep_id: int, owner_id: int, key: str,
                 new_name: str) -> buckets.ObjectRow:
     """Rename the file `key` of the owner's draft; BadRequest for a bad or taken new name."""
-    new_key = buckets.check_key(new_name.strip())
+    new_key = check_key(new_name.strip())
     with db.write() as conn:
         dep = _writable(conn, dep_id, owner_id)
         if new_key != key and any(o["key"] == new_key for o in buckets.list_objects(conn, dep["bucket_id"])):

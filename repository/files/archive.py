@@ -30,7 +30,8 @@ from isal import isal_zlib
 from zipstream import ZipStream
 
 from repository.errors import ServiceUnavailable
-from repository.files.buckets import CHUNK, FileStore, ObjectRow
+from repository.files.buckets import ObjectRow
+from repository.files.store import CHUNK, FileStore
 
 log = logging.getLogger("repository.files.archive")
 

@@ -24,9 +24,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from repository.files.buckets import CHUNK, FileStore
+from repository.files.store import CHUNK, FileStore
 from repository.storage import Database
-from repository.storage.tables.deposits import deposits, file_instances, objects, records
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.files import file_instances, objects
+from repository.storage.tables.records import records
 from repository.timeutil import isoformat, utcnow
 
 BATCH = 200

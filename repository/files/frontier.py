@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from repository.files import resumable
 from repository.storage import Database
-from repository.storage.tables.uploads import multipart_parts
+from repository.storage.tables.multipart import multipart_parts
 
 HASH_CHUNK = 4 * 1024 * 1024
 DATA = "data"  # the upload's bytes, in its directory

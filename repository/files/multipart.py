@@ -44,9 +44,21 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 from repository.accounts.tokens import Identity
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound
 from repository.files import buckets, digests, frontier, owners, quotas
+from repository.files.keys import upload_key
+from repository.files.store import (
+    MULTIPART_DIR,
+    TMP_DIR,
+    FileStore,
+    Readable,
+    StoredFile,
+    copy_stream,
+    discard,
+    fsync_dir,
+    store_error,
+)
 from repository.storage import Database
 from repository.storage.engine import after_commit
-from repository.storage.tables.uploads import multipart_parts, multipart_uploads
+from repository.storage.tables.multipart import multipart_parts, multipart_uploads
 from repository.timeutil import isoformat, utcnow
 
 MAX_PARTS = 10_000
@@ -55,8 +67,8 @@ DATA = frontier.DATA
 STALE_COMPLETE = timedelta(days=1)
 
 
-def upload_dir(store: buckets.FileStore, upload_id: str) -> str:
-    return os.path.join(store.root, buckets.TMP_DIR, buckets.MULTIPART_DIR, upload_id)
+def upload_dir(store: FileStore, upload_id: str) -> str:
+    return os.path.join(store.root, TMP_DIR, MULTIPART_DIR, upload_id)
 
 
 def part_count(row: dict) -> int:
@@ -89,7 +101,7 @@ def _load(conn: Connection, bucket_id: str, key: str, upload_id: str, who: Ident
 
 def _upload_key(key: str) -> str:
     try:
-        return buckets.upload_key(key)
+        return upload_key(key)
     except BadRequest:
         raise _not_found() from None
 
@@ -105,11 +117,11 @@ def _not_completed(row: dict) -> None:
                        "parts, and completes once.")
 
 
-def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, size: int, part_size: int,
+def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int, part_size: int,
              who: Identity, expiry_days: int, quota: quotas.Quota | None = None) -> dict:
     """Start an upload of `size` bytes in parts of `part_size`; returns its row. Its size is reserved against the
     quotas (413 when it does not fit, checked before the room is allocated and again, exactly, under the locks)."""
-    key = buckets.upload_key(key)
+    key = upload_key(key)
     if size < 1:
         raise BadRequest("`size` must be a positive number of bytes.", errors=[{"field": "size", "message": "Invalid."}])
     if part_size < 1:
@@ -144,7 +156,7 @@ def initiate(db: Database, store: buckets.FileStore, bucket_id: str, key: str, s
                         .mappings().one())
     except BaseException as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        error = buckets._store_error(exc)
+        error = store_error(exc)
         if error is None:
             raise
         raise error from exc
@@ -163,7 +175,7 @@ def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity)
 class _PartLock:
     """An exclusive flock on the part's lock file in the upload's directory; NotFound once the upload is gone."""
 
-    def __init__(self, store: buckets.FileStore, upload_id: str, number: int) -> None:
+    def __init__(self, store: FileStore, upload_id: str, number: int) -> None:
         try:
             self.fd = os.open(os.path.join(upload_dir(store, upload_id), f"{number}.lock"), os.O_RDWR | os.O_CREAT,
                               0o600)
@@ -178,8 +190,8 @@ class _PartLock:
         os.close(self.fd)  # releases the lock
 
 
-def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, number_text: str,
-             stream: buckets.Readable, content_length: int | None, headers: digests.Headers,
+def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, number_text: str,
+             stream: Readable, content_length: int | None, headers: digests.Headers,
              who: Identity) -> tuple[dict, dict]:
     """Write part `number_text` of the upload from `stream`; returns (the upload, the part's row)."""
     expected = digests.expected_digests(headers)
@@ -216,7 +228,7 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             try:
                 with open(beside or os.path.join(directory, DATA), "xb" if beside else "r+b") as out:
                     out.seek(0 if beside else offset)
-                    received = buckets._copy(reader, out, (crc, *(inline.hashes if inline else ())), size)
+                    received = copy_stream(reader, out, (crc, *(inline.hashes if inline else ())), size)
                     out.flush()
                     os.fdatasync(out.fileno())
                 if received != size:
@@ -232,7 +244,7 @@ def put_part(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
         except FileNotFoundError:
             raise _not_found() from None
         except OSError as exc:
-            error = buckets._store_error(exc)
+            error = store_error(exc)
             if error is None:
                 raise
             raise error from exc
@@ -266,7 +278,7 @@ def _replace_recorded(db: Database, directory: str, bucket_id: str, key: str, up
         os.fdatasync(out.fileno())
 
 
-def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
+def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
              on_change: Callable[[Connection, buckets.ObjectRow], Any],
              quota: quotas.Quota | None = None) -> buckets.ObjectRow:
     """Make the upload the bucket's file `key` (replacing one of that name); `on_change(conn, obj)` runs in the
@@ -298,8 +310,8 @@ def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
         os.makedirs(os.path.dirname(final), exist_ok=True)
         os.replace(data, final)
         moved = True
-        buckets._fsync_dir(os.path.dirname(final))
-        stored = buckets.StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
+        fsync_dir(os.path.dirname(final))
+        stored = StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id)
                          .values(expires=utcnow()))
@@ -312,10 +324,10 @@ def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
             try:
                 os.replace(final, data)  # back, so that the complete can be retried
             except OSError:
-                buckets._discard(final)
+                discard(final)
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=None))
-        error = buckets._store_error(exc)
+        error = store_error(exc)
         if error is None:
             raise
         raise error from exc
@@ -323,7 +335,7 @@ def complete(db: Database, store: buckets.FileStore, bucket_id: str, key: str, u
     return obj
 
 
-def abort(db: Database, store: buckets.FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
+def abort(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
     """Drop the upload and its bytes (parts in flight then end with a 404)."""
     with db.write() as conn:
         owners.writable_deposit(conn, bucket_id, who)  # a deposit's bucket, even locked since: abort cleans up
@@ -357,7 +369,7 @@ def publish_errors(conn: Connection, bucket_id: str) -> list[dict]:
             for row in conn.execute(query)]
 
 
-def sweep(db: Database, store: buckets.FileStore, min_age: float) -> int:
+def sweep(db: Database, store: FileStore, min_age: float) -> int:
     """The worker pass's share: remove the expired uploads (rows and bytes), and the directories of uploads no
     row knows that are older than `min_age` seconds (a crash between the directory and its row, an abort whose
     removal failed, a bucket deleted with its uploads); returns how many uploads went."""
@@ -376,7 +388,7 @@ def sweep(db: Database, store: buckets.FileStore, min_age: float) -> int:
     for upload_id in expired:
         shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
         removed += 1
-    parent = os.path.join(store.root, buckets.TMP_DIR, buckets.MULTIPART_DIR)
+    parent = os.path.join(store.root, TMP_DIR, MULTIPART_DIR)
     try:
         names = os.listdir(parent)
     except FileNotFoundError:

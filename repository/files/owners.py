@@ -8,7 +8,8 @@ from sqlalchemy import Connection, select
 
 from repository.accounts.tokens import Identity
 from repository.errors import Forbidden, NotFound
-from repository.storage.tables.deposits import deposit_select, deposits, records
+from repository.storage.tables.deposits import deposit_select, deposits
+from repository.storage.tables.records import records
 
 
 def writable_deposit(conn: Connection, bucket_id: str, who: Identity) -> dict:

@@ -24,9 +24,11 @@ from typing import Any
 from sqlalchemy import Connection, func, select, union
 
 from repository.errors import PayloadTooLarge
-from repository.storage.tables.core import users
-from repository.storage.tables.deposits import deposits, file_instances, objects, records
-from repository.storage.tables.uploads import multipart_uploads
+from repository.storage.tables.accounts import users
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.files import file_instances, objects
+from repository.storage.tables.multipart import multipart_uploads
+from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, true
 
 from repository.oai.args import DateRange
 from repository.oai.sets import set_filter, type_columns
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 
 Cursor = tuple[datetime, int]
 COLUMNS = (records.c.id, records.c.conceptrecid, records.c.revision, records.c.updated, records.c.deleted,

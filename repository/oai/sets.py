@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, Connection, and_, func, select
 
-from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import community_requests, records
+from repository.storage.tables.communities import communities, community_requests
+from repository.storage.tables.records import records
 from repository.vocabularies.resource_types import RESOURCE_TYPES, SUBTYPE_FIELD, parse_resource_type_id
 from serializers.text import strip_html
 

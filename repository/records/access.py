@@ -14,7 +14,8 @@ from repository.accounts.tokens import Identity
 from repository.errors import NotFound
 from repository.records import access_requests
 from repository.storage import Database
-from repository.storage.tables.deposits import deposits, records
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
 

@@ -19,10 +19,10 @@ from repository.accounts.links import LinkInvalid, make_link_token, read_link_to
 from repository.accounts.tokens import EMAIL_RE, Identity
 from repository.config import Settings
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError
-from repository.storage.tables import access as tables
-from repository.storage.tables.access import access_requests
-from repository.storage.tables.core import users
-from repository.storage.tables.deposits import records
+from repository.storage.tables import access_requests as tables
+from repository.storage.tables.access_requests import access_requests
+from repository.storage.tables.accounts import users
+from repository.storage.tables.records import records
 from repository.storage.upsert import inserted_id
 from repository.timeutil import isoformat, utcnow
 

@@ -19,7 +19,7 @@ from repository.metadata import MetadataLookups, to_record_metadata
 from repository.records import stats
 from repository.records.access import row_files_open
 from repository.storage.packing import PackedJSON
-from repository.storage.tables.deposits import concepts, records
+from repository.storage.tables.records import concepts, records
 from repository.storage.tables.usage import usage_totals
 from repository.timeutil import isoformat
 

@@ -21,7 +21,7 @@ from repository.records.access import reader_may_read
 from repository.records.cache import RecordCache
 from repository.records.lookups import DatabaseLookups
 from repository.records.stats import Usage, Visit
-from repository.search.backend import SearchBackend
+from repository.search.backend import IndexBuilder
 from repository.storage import Connection, Database
 
 
@@ -57,7 +57,7 @@ def record_row(db: Database, settings: Settings, recid: int) -> dict:
         return _live(conn, settings, recid, build.get_record_row_with_counts(conn, recid))
 
 
-def _row_and_copy(db: Database, settings: Settings, search: SearchBackend, recid: int) -> tuple[dict, bytes | None]:
+def _row_and_copy(db: Database, settings: Settings, search: IndexBuilder, recid: int) -> tuple[dict, bytes | None]:
     """`record_row` with the record's stored copy when current (`stored.row_with_copy`), in one query."""
     found = stored.row_with_copy(db, settings, search, recid)
     if found is None:
@@ -109,7 +109,7 @@ def never(tag: str) -> bool:
     return False
 
 
-def read_record(db: Database, settings: Settings, search: SearchBackend, cache: RecordCache, usage: Usage,
+def read_record(db: Database, settings: Settings, search: IndexBuilder, cache: RecordCache, usage: Usage,
                 recid: int, who: Identity | None, *, visit: Visit | None = None,
                 variant: Callable[[], tuple[str, bool]] = _no_variant,
                 unchanged: Callable[[str], bool] = never) -> RecordRead:

@@ -13,7 +13,7 @@ from serializers.context import RenderContext
 
 @functools.lru_cache(maxsize=8)
 def _licenses(db: Database) -> dict[str, dict[str, str]]:
-    from repository.storage.tables.core import licenses
+    from repository.storage.tables.vocabularies import licenses
 
     with db.read() as conn:
         rows = conn.execute(select(licenses.c.id, licenses.c.title, licenses.c.url)).all()

@@ -29,8 +29,8 @@ from repository.config import Settings
 from repository.records.build import build_records, get_record_rows
 from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
-from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records, renditions
+from repository.storage.tables.records import records
 from repository.storage.upsert import upsert
 from serializers.context import RenderContext
 from serializers.oai import metadata_renderer, rendition_name

@@ -14,8 +14,8 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from repository.storage import Database
-from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import records
+from repository.storage.tables.communities import communities
+from repository.storage.tables.records import records
 
 # Record ids are 32-bit integers on PostgreSQL, where a bound past them is an error rather than no match.
 LAST_ID = 2**31 - 1

@@ -38,12 +38,12 @@ from repository.records.access import row_files_open
 from repository.records.build import build_records, get_record_rows
 from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
-from repository.search.backend import SearchBackend
+from repository.search.backend import IndexBuilder
 from repository.search.documents import to_index_document
 from repository.search.mapping import SOURCE_FIELD
 from repository.storage import Database, packing
-from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
+from repository.storage.tables.records import records
 from repository.storage.upsert import upsert
 from serializers.context import RenderContext
 
@@ -51,7 +51,7 @@ BATCH = 5000
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document
 
 
-def form(settings: Settings, search: SearchBackend, engine: str | None = None) -> str:
+def form(settings: Settings, search: IndexBuilder, engine: str | None = None) -> str:
     """The `engine` value of fresh rows: the engine's form and version, and the base URL the record's links use."""
     return _form(engine or search.engine, settings.BASE_URL)
 
@@ -61,14 +61,14 @@ def _form(engine: str, base_url: str) -> str:
     return f"{engine}-{hashlib.sha256(base_url.encode()).hexdigest()[:6]}"
 
 
-def upgradable(settings: Settings, search: SearchBackend) -> dict[str, Callable[[bytes], bytes]]:
+def upgradable(settings: Settings, search: IndexBuilder) -> dict[str, Callable[[bytes], bytes]]:
     """`engine` values of older rows whose documents the engine upgrades to the current form alone (its `upgrades`):
     their records are as good as the fresh rows' (only the engine document changed form), and a reindex upgrades
     and stores their documents instead of building the records again."""
     return {form(settings, search, older): upgrade for older, upgrade in search.upgrades.items()}
 
 
-def readable_forms(settings: Settings, search: SearchBackend) -> tuple[str, ...]:
+def readable_forms(settings: Settings, search: IndexBuilder) -> tuple[str, ...]:
     """The `engine` values whose stored records are current (asked at every record read: kept)."""
     return _readable(search.engine, tuple(search.upgrades), settings.BASE_URL)
 
@@ -104,7 +104,7 @@ def derive(conn: Connection, settings: Settings, lookups: MetadataLookups, ctx: 
 WITHOUT_SOURCE, WHOLE = b"S", b"F"
 
 
-def stored_document(search: SearchBackend, record: dict, data: bytes, doc: dict) -> bytes:
+def stored_document(search: IndexBuilder, record: dict, data: bytes, doc: dict) -> bytes:
     """What built_records.document keeps of index document `doc` of built record `record` (`data`: its orjson
     bytes): without the record it carries when that is `record` itself. It is not when the index gets the record
     without something the public record shows (an embargoed record whose files are open but empty: search hits
@@ -122,7 +122,7 @@ def upgrade_document(document: bytes, upgrade: Callable[[bytes], bytes]) -> byte
     return upgrade(document)
 
 
-def engine_document(search: SearchBackend, document: bytes, record: bytes) -> bytes:
+def engine_document(search: IndexBuilder, document: bytes, record: bytes) -> bytes:
     """The engine-ready document of stored built_records `document` and `record`."""
     if document[:1] == WITHOUT_SOURCE:
         return search.with_source(document[1:], record)
@@ -131,7 +131,7 @@ def engine_document(search: SearchBackend, document: bytes, record: bytes) -> by
     return document  # stored before migration 0016 rewrote it
 
 
-def save(conn: Connection, settings: Settings, search: SearchBackend, derived: Derived) -> list[Entry]:
+def save(conn: Connection, settings: Settings, search: IndexBuilder, derived: Derived) -> list[Entry]:
     """Upsert the built_records rows and renditions of `derived` (a stored row of a newer revision is kept); to be
     written before the index. Returns the engine-ready documents."""
     engine = form(settings, search)
@@ -162,7 +162,7 @@ def _row_with_copy_statement(forms: int) -> Select:
 _COPY = "stored_copy"
 
 
-def row_with_copy(db: Database, settings: Settings, search: SearchBackend,
+def row_with_copy(db: Database, settings: Settings, search: IndexBuilder,
                   recid: int) -> tuple[dict, bytes | None] | None:
     """The records row of `recid` with its counts, as `build.get_record_row_with_counts` gives it but with its
     metadata still packed (`build.unpack_metadata`), and its stored copy (packed) when that is current (see
@@ -194,7 +194,7 @@ def remove(conn: Connection, recids: list[int]) -> None:
         conn.execute(delete(built_records).where(built_records.c.record_id.in_(recids)))
 
 
-def documents(db: Database, settings: Settings, search: SearchBackend, batch: int = BATCH,
+def documents(db: Database, settings: Settings, search: IndexBuilder, batch: int = BATCH,
               rebuild_all: bool = False) -> Iterator[list[Entry]]:
     """Engine-ready documents of every published record, a batch at a time (a keyset scan over the id): the stored
     ones that are fresh (revision, updated and form equal to the record row's), the others built again and stored
@@ -246,7 +246,7 @@ def _upgrade(db: Database, current: str, older: dict[str, Callable[[bytes], byte
     return out
 
 
-def _rebuild(db: Database, settings: Settings, search: SearchBackend, recids: list[int]) -> list[Entry]:
+def _rebuild(db: Database, settings: Settings, search: IndexBuilder, recids: list[int]) -> list[Entry]:
     """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
     with db.read() as conn:
         rows = [row for row in get_record_rows(conn, recids) if row["deleted"] is None]

@@ -8,7 +8,7 @@ from sqlalchemy import Connection, select, update
 from repository import outbox
 from repository.errors import BadRequest, NotFound
 from repository.records.build import touch_versions
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
 

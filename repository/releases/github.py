@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import requests
 
-from repository.files.buckets import FileStore, StoredFile
+from repository.files.store import FileStore, StoredFile
 from repository.releases.metafiles import METADATA_FILES
 
 TIMEOUT = 30  # seconds per request: a platform that hangs must not hold the release worker forever

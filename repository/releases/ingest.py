@@ -16,6 +16,7 @@ from repository.config import Settings
 from repository.deposits import actions
 from repository.errors import ApiError, ValidationError, field_error
 from repository.files import buckets, quotas
+from repository.files.store import FileStore, StoredFile
 from repository.metadata import DoiPolicy
 from repository.records.build import get_record_row
 from repository.records.lookups import DatabaseLookups
@@ -38,7 +39,7 @@ class Services(Protocol):
     @property
     def db(self) -> Database: ...
     @property
-    def files(self) -> buckets.FileStore: ...
+    def files(self) -> FileStore: ...
 
 
 class ReleaseFailed(Exception):
@@ -154,7 +155,7 @@ def _draft(conn: Any, ctx: actions.Context, repo: dict, metadata: dict[str, Any]
     return dep_id
 
 
-def _discard(svc: Services, dep_id: int | None, owner: int, stored: buckets.StoredFile, recorded: bool) -> None:
+def _discard(svc: Services, dep_id: int | None, owner: int, stored: StoredFile, recorded: bool) -> None:
     """Undo what the steps before a failure did: delete our draft and the archive's bytes."""
     try:
         freed: list[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from repository.files.buckets import FileStore, StoredFile
+from repository.files.store import FileStore, StoredFile
 from repository.releases.github import MAX_CREATORS, FetchedRelease, PlatformError
 from repository.releases.metafiles import METADATA_FILES
 

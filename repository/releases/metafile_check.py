@@ -91,7 +91,7 @@ def builtin_license_index() -> LicenseIndex:
 
 def database_license_index(conn: Connection) -> LicenseIndex:
     """The license ids and aliases of the service's database."""
-    from repository.storage.tables.core import license_aliases
+    from repository.storage.tables.vocabularies import license_aliases
 
     return LicenseIndex(lambda: [(row.alias, row.license_id) for row in conn.execute(select(license_aliases))])
 

@@ -26,13 +26,21 @@ class SearchResult:
     next_cursor: str | None = None
 
 
-class SearchBackend(Protocol):
-    """What the service needs from a search engine."""
+class SearchReader(Protocol):
+    """What reading the index needs: the record searches and pages, the parity check, the health check."""
 
-    engine: str  # names the engine-ready form of `engine_document` and its version (stored in built_records)
-    # Older forms whose stored documents become this form by a cheap function of the document alone (no build):
-    # a reindex upgrades them on the way, and the records stored beside them stay valid (records/stored.py).
-    upgrades: dict[str, Callable[[bytes], bytes]]
+    def search(self, req: SearchRequest) -> SearchResult:
+        """Run one search; raises ServiceUnavailable when the engine cannot answer."""
+
+    def get_revisions(self) -> dict[int, int]:
+        """recid -> indexed revision of every document in the live index (for parity checks)."""
+
+    def ping(self) -> bool:
+        """True when the engine answers."""
+
+
+class SearchWriter(Protocol):
+    """What keeping the live index in step with the database needs: the outbox's index rows, takedowns."""
 
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""
@@ -40,11 +48,15 @@ class SearchBackend(Protocol):
     def delete(self, recids: Iterable[int]) -> None:
         """Remove records from the index; visible on return; unknown ids are ignored."""
 
-    def search(self, req: SearchRequest) -> SearchResult:
-        """Run one search; raises ServiceUnavailable when the engine cannot answer."""
 
-    def get_revisions(self) -> dict[int, int]:
-        """recid -> indexed revision of every document in the live index (for parity checks)."""
+class IndexBuilder(Protocol):
+    """What a full rebuild needs: a new index beside the live one, loaded in bulk from the engine-ready documents
+    stored at indexing, then swapped in."""
+
+    engine: str  # names the engine-ready form of `engine_document` and its version (stored in built_records)
+    # Older forms whose stored documents become this form by a cheap function of the document alone (no build):
+    # a reindex upgrades them on the way, and the records stored beside them stay valid (records/stored.py).
+    upgrades: dict[str, Callable[[bytes], bytes]]
 
     def create_new_index(self) -> str:
         """Start an empty index beside the live one; writes go to both until `swap`. Returns its name."""
@@ -68,8 +80,9 @@ class SearchBackend(Protocol):
     def swap(self) -> None:
         """Make the new index the live one atomically, then drop the old one."""
 
-    def ping(self) -> bool:
-        """True when the engine answers."""
+
+class SearchBackend(SearchReader, SearchWriter, IndexBuilder, Protocol):
+    """What the service needs from a search engine: each of its three roles (`open.py` opens one)."""
 
 
 def terms_aggregation(buckets: dict[str, int], size: int, other: int = 0) -> dict[str, Any]:

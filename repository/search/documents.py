@@ -106,7 +106,7 @@ def sort_key(parts: list[str], recid: int) -> str:
 
 def mostrecent_key(created: str | None, recid: int) -> str:
     """The `sort_mostrecent` key of record `recid` created at `created` (as indexed, UTC_SECONDS); also made from
-    the two columns by repository.search.deep_pages."""
+    the two columns by repository.search.embedded.deep_pages."""
     return sort_key([_str_part(created)], recid)
 
 

@@ -20,7 +20,7 @@ def open_search(url: str, **options: Any) -> SearchBackend:
     """`embedded:///dir` or a plain path -> tantivy; `http(s)://host:9200` -> OpenSearch."""
     parts = urlsplit(url)
     if parts.scheme in ("http", "https"):
-        from repository.search.opensearch import OpenSearchBackend
+        from repository.search.opensearch.engine import OpenSearchBackend
 
         return OpenSearchBackend(url, **options)
     if parts.scheme in ("embedded", "file"):
@@ -29,7 +29,7 @@ def open_search(url: str, **options: Any) -> SearchBackend:
         path = url
     else:
         raise ValueError(f"Unsupported search URL {url!r}: use embedded:///path or http(s)://host:port")
-    from repository.search.embedded import EmbeddedBackend
+    from repository.search.embedded.engine import EmbeddedBackend
 
     return EmbeddedBackend(Path(path), **options)
 

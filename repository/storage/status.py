@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Table, func, select, text
 
 from repository.storage.engine import Database
-from repository.storage.tables.deposits import outbox
 from repository.storage.tables.mail import mail_outbox
+from repository.storage.tables.outbox import outbox
 from repository.timeutil import utcnow
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, Row, case, func, literal, select
 
 from repository.errors import NotFound
 from repository.paging import Page
-from repository.storage.tables.core import funders
+from repository.storage.tables.vocabularies import funders
 from repository.timeutil import isoformat
 from repository.vocabularies.identifiers import normalize_doi
 from repository.vocabularies.listing import corrected, escape_like, matches_all, query_terms

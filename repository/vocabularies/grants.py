@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Row, func, select
 
 from repository.errors import NotFound, field_error
 from repository.paging import Page
-from repository.storage.tables.core import funders, grants
+from repository.storage.tables.vocabularies import funders, grants
 from repository.timeutil import isoformat
 from repository.vocabularies.funders import dois_by_acronym, funder_json
 from repository.vocabularies.grant_ids import parse_grant_id

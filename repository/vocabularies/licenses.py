@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Connection, Row, case, func, select
 
 from repository.errors import NotFound
 from repository.paging import Page
-from repository.storage.tables.core import license_aliases, licenses
+from repository.storage.tables.vocabularies import license_aliases, licenses
 from repository.timeutil import isoformat
 from repository.vocabularies.listing import corrected, matches_all, parse_vocabulary_query, tree_condition
 

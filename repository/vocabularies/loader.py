@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from tqdm import tqdm
 
 from repository.storage import Database
-from repository.storage.tables.core import funders, grants, license_aliases, licenses
+from repository.storage.tables.vocabularies import funders, grants, license_aliases, licenses
 from repository.timeutil import utcnow
 from repository.vocabularies.identifiers import normalize_doi
 from repository.vocabularies.licenses import SPDX_URL

@@ -12,7 +12,8 @@ from flask import Response, request, send_file
 from werkzeug.http import parse_date, parse_etags
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.files.buckets import CHUNK, FileStore, ObjectRow
+from repository.files.buckets import ObjectRow
+from repository.files.store import CHUNK, FileStore
 
 log = logging.getLogger("repository.web.downloads")
 

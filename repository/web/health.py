@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from repository.files.buckets import TMP_DIR
+from repository.files.store import TMP_DIR
 from repository.services import Services
 from repository.storage import status
 

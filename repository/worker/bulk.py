@@ -26,22 +26,17 @@ from sqlalchemy import Connection, func, insert, select, text
 from repository.communities import inclusions
 from repository.config import Settings
 from repository.deposits import pids
-from repository.files.buckets import FileStore, StoredFile, guess_mimetype
+from repository.files.keys import guess_mimetype
+from repository.files.store import FileStore, StoredFile
 from repository.records import stored
 from repository.records.access import access_columns
 from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
 from repository.search.backend import SearchBackend
 from repository.storage import Database, dictionaries
-from repository.storage.tables.deposits import (
-    buckets,
-    concepts,
-    deposits,
-    file_instances,
-    objects,
-    recids,
-    records,
-)
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.files import buckets, file_instances, objects
+from repository.storage.tables.records import concepts, recids, records
 from repository.vocabularies.resource_types import type_columns
 
 BATCH_RECORDS = 1000

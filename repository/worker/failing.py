@@ -16,7 +16,7 @@ from repository.accounts import mail
 from repository.accounts.users import get_user
 from repository.config import Settings
 from repository.outbox import MAX_BACKOFF_SECONDS
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 
 log = logging.getLogger("repository.worker.failing")
 

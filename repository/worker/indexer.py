@@ -21,7 +21,7 @@ from repository.records.build import build_records, get_record_rows
 from repository.registrar import Registrar
 from repository.search.backend import SearchBackend
 from repository.storage import Database
-from repository.storage.tables.deposits import concepts, records
+from repository.storage.tables.records import concepts, records
 from repository.timeutil import utcnow
 from repository.worker import failing
 

@@ -15,9 +15,10 @@ from sqlalchemy import select
 from repository.config import Settings
 from repository.files import buckets
 from repository.records import stored
-from repository.search.backend import SearchBackend, compare_revisions
+from repository.search.backend import SearchBackend, SearchReader, compare_revisions
 from repository.storage import Database
-from repository.storage.tables.deposits import deposits, records
+from repository.storage.tables.deposits import deposits
+from repository.storage.tables.records import records
 
 FILE_CHECK_BATCH = 500  # published deposits compared per query
 AHEAD = 2  # batches of documents read ahead of the engine
@@ -97,7 +98,7 @@ def read_ahead(items: Iterator[T], ahead: int) -> Iterator[T]:
         thread.join()
 
 
-def check(db: Database, search: SearchBackend) -> list[str]:
+def check(db: Database, search: SearchReader) -> list[str]:
     """The differences between the index and the database (empty when they agree)."""
     expected = published_revisions(db)
     indexed = search.get_revisions()

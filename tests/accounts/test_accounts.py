@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from repository.accounts.tokens import create_token, create_user, hash_token
 from repository.errors import BadRequest
-from repository.storage.tables.core import tokens
+from repository.storage.tables.accounts import tokens
 from repository.web.request import require_scope
 
 

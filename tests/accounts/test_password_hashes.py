@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from app import create_app
 from repository.ondemand import wait_all_idle
-from repository.storage.tables.core import users
+from repository.storage.tables.accounts import users
 
 EMAIL, PASSWORD = "hash@example.org", "a long enough passphrase"
 

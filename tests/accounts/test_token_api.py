@@ -10,7 +10,7 @@ from helpers.pages import csrf_from, referer, sign_in, sign_up_and_confirm
 from sqlalchemy import update
 
 from repository.accounts.tokens import LAST_USED_EVERY
-from repository.storage.tables.core import tokens
+from repository.storage.tables.accounts import tokens
 from repository.timeutil import utcnow
 
 AREA = "/account/settings/applications/"

@@ -74,7 +74,7 @@ def stored_files(settings) -> set[str]:  # type: ignore[no-untyped-def]
 def file_ids_in_db(app) -> set[str]:  # type: ignore[no-untyped-def]
     from sqlalchemy import select
 
-    from repository.storage.tables.deposits import file_instances
+    from repository.storage.tables.files import file_instances
 
     with app.extensions["repository"].db.read() as conn:
         return set(conn.execute(select(file_instances.c.id)).scalars())
@@ -214,7 +214,8 @@ def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app,
     but missing from its record (made here directly in the database), and the reverse."""
     from sqlalchemy import delete, insert, select
 
-    from repository.storage.tables.deposits import deposits, objects
+    from repository.storage.tables.deposits import deposits
+    from repository.storage.tables.files import objects
     from repository.timeutil import utcnow
     from scripts import reindex
 
@@ -249,7 +250,7 @@ def test_a_constraint_still_hit_answers_409_not_500(app, client):
     real duplicate key in the database, from a route of this test) is a 409 error object, not a bare 500."""
     from sqlalchemy import insert
 
-    from repository.storage.tables.deposits import buckets
+    from repository.storage.tables.files import buckets
     from repository.timeutil import utcnow
 
     def duplicate() -> str:

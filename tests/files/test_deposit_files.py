@@ -8,6 +8,7 @@ from helpers.factories import make_deposit, publish, upload
 from helpers.http import download, https_client
 
 from app import create_app
+from repository.files.sweeper import sweep
 
 API = "/api/deposit/depositions"
 
@@ -132,7 +133,7 @@ def test_orphans_from_a_crash_are_swept(app, settings):
     stored = store.write(io.BytesIO(b"written but never committed"))
     assert Path(store.path(stored.uri)).exists()
     with app.extensions["repository"].db.read() as conn:
-        assert store.sweep(conn, min_age=0) == 1
+        assert sweep(store, conn, min_age=0) == 1
     assert stored_files(settings) == []
 
 

@@ -7,7 +7,7 @@ from helpers.factories import published
 from helpers.http import download
 from sqlalchemy import select, update
 
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 
 CONTENT = bytes(range(256)) * 40
 

@@ -17,7 +17,9 @@ from helpers.factories import make_deposit, upload
 from helpers.http import https_client
 
 from app import create_app
-from repository.files.buckets import SWEEP_STAMP, FileStore, Sweeper
+from repository.files import sweeper as sweeper_module
+from repository.files.store import FileStore
+from repository.files.sweeper import SWEEP_STAMP, Sweeper, sweep
 
 ROOT = str(Path(__file__).resolve().parents[2])
 HOURS_AGO = 2 * 3600
@@ -183,12 +185,13 @@ def test_a_failed_sweep_leaves_it_due(database, tmp_path, monkeypatch):
     left = orphan(root)
     failing = sweeper(database, root)
 
-    def broken(conn, min_age):  # type: ignore[no-untyped-def]
+    def broken(store, conn, min_age):  # type: ignore[no-untyped-def]
         raise OSError("the disk went away")
 
-    monkeypatch.setattr(failing.store, "sweep", broken)
+    monkeypatch.setattr(sweeper_module, "sweep", broken)
     with pytest.raises(OSError):
         failing()
+    monkeypatch.undo()
     assert sweeper(database, root)() == 1 and not left.exists()
 
 
@@ -199,5 +202,5 @@ def test_the_stamp_is_never_swept(database, tmp_path):
     stamp = root / SWEEP_STAMP
     os.utime(stamp, (time.time() - HOURS_AGO, time.time() - HOURS_AGO))
     with database.read() as conn:
-        assert store.sweep(conn, min_age=0) == 0
+        assert sweep(store, conn, min_age=0) == 0
     assert stamp.exists()

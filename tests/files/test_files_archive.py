@@ -15,7 +15,8 @@ from helpers.http import download
 from lxml import etree
 from sqlalchemy import delete, select
 
-from repository.storage.tables.deposits import file_instances, objects, records
+from repository.storage.tables.files import file_instances, objects
+from repository.storage.tables.records import records
 from scripts import takedown
 
 FILES = {  # key -> contents; not compressible or compressible, a name that is not ASCII, one just past a chunk

@@ -17,8 +17,9 @@ from repository.accounts import tokens
 from repository.config import Settings
 from repository.deposits import pids
 from repository.storage import Database
-from repository.storage.tables.core import communities
-from repository.storage.tables.deposits import buckets, community_requests, concepts, recids, records
+from repository.storage.tables.communities import communities, community_requests
+from repository.storage.tables.files import buckets
+from repository.storage.tables.records import concepts, recids, records
 from repository.vocabularies.resource_types import type_columns
 
 BATCH = 500

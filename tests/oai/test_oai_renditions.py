@@ -17,8 +17,8 @@ from repository.oai import response
 from repository.records.build import build_records, get_record_rows
 from repository.records.lookups import DatabaseLookups
 from repository.records.render_context import render_context
-from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records, renditions
+from repository.storage.tables.records import records
 from serializers import oai_format
 
 T0 = datetime(2024, 3, 1, 12, 0, 0)

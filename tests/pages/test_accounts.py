@@ -359,7 +359,7 @@ def test_a_hash_with_weaker_parameters_is_replaced_at_sign_in(ada, app):
     from argon2 import PasswordHasher
     from sqlalchemy import update
 
-    from repository.storage.tables.core import users as user_table
+    from repository.storage.tables.accounts import users as user_table
 
     weak = PasswordHasher(time_cost=1, memory_cost=8192).hash(PASSWORD)
     with app.extensions["repository"].db.write() as conn:

@@ -15,7 +15,7 @@ from sqlalchemy import update
 import serializers
 from repository.records.cache import RecordCache
 from repository.records.takedown import take_down
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 
 FULL = {
     "title": "Sea ice thickness 2019",

@@ -12,7 +12,7 @@ from helpers.mailbox import body, sent_mail
 from helpers.pages import sign_in, sign_up_and_confirm
 from sqlalchemy import update
 
-from repository.storage.tables.access import access_requests
+from repository.storage.tables.access_requests import access_requests
 
 OWNER, READER, OTHER = "owner@example.org", "reader@example.org", "other@example.org"
 RESTRICTED = {"access_right": "restricted", "access_conditions": "<p>Researchers only.</p>"}

@@ -11,8 +11,8 @@ from repository.records.build import build_records, get_record_rows
 from repository.records.cache import RecordCache
 from repository.records.lookups import DatabaseLookups
 from repository.search.documents import to_index_document
-from repository.storage.tables.deposits import records
 from repository.storage.tables.derived import built_records
+from repository.storage.tables.records import records
 from scripts import takedown
 
 API = "/api/deposit/depositions"

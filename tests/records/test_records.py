@@ -8,7 +8,8 @@ from helpers.http import https_client
 from sqlalchemy import update
 
 from app import create_app
-from repository.storage.tables.deposits import outbox, records
+from repository.storage.tables.outbox import outbox
+from repository.storage.tables.records import records
 
 API = "/api/deposit/depositions"
 

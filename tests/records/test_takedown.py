@@ -3,7 +3,8 @@
 from helpers.factories import published
 from sqlalchemy import select
 
-from repository.storage.tables.deposits import doi_registrations, outbox
+from repository.storage.tables.outbox import outbox
+from repository.storage.tables.records import doi_registrations
 from scripts import takedown
 
 

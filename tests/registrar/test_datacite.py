@@ -14,7 +14,7 @@ from sqlalchemy import update
 
 from repository.registrar import DataCiteRegistrar, RegistrarError
 from repository.storage import Database
-from repository.storage.tables.deposits import doi_registrations
+from repository.storage.tables.records import doi_registrations
 
 from .datacite_standin import DataCiteStandin
 

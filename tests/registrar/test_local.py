@@ -17,7 +17,7 @@ from repository.registrar import (
     open_registrar,
 )
 from repository.storage import Database
-from repository.storage.tables.deposits import doi_registrations
+from repository.storage.tables.records import doi_registrations
 
 
 def count(db: Database) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from repository import cli
+from repository.cli import validators as cli
 from repository.metadata.jsonschema import deposit_metadata_json_schema
 from scripts import validate_metadata
 

@@ -13,9 +13,9 @@ from opensearchpy.exceptions import NotFoundError
 
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
+from repository.search.embedded.tantivy_query import to_tantivy
 from repository.search.mapping import fields
 from repository.search.open import open_search
-from repository.search.tantivy_query import to_tantivy
 
 from .factories import corpus
 

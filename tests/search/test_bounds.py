@@ -7,7 +7,7 @@ import pytest
 from werkzeug.datastructures import MultiDict
 
 from repository.errors import BadRequest
-from repository.search.opensearch import search_body, to_dsl
+from repository.search.opensearch.engine import search_body, to_dsl
 from repository.search.params import parse_search_args
 from repository.search.query import MAX_DEPTH, parse_query
 

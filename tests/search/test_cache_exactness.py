@@ -19,9 +19,9 @@ from helpers.search import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repository.search import facets
 from repository.search.documents import to_index_document
-from repository.search.embedded import CHANGES, CURRENT, EmbeddedBackend
+from repository.search.embedded import facets
+from repository.search.embedded.engine import CHANGES, CURRENT, EmbeddedBackend
 from repository.search.open import open_search
 
 from .factories import make_record
@@ -205,7 +205,7 @@ def replay(tmp_path_factory: Any, ops: list[Op], writers: list[bool]) -> None:
 def test_facet_counts_stay_exact_before_during_and_after_a_merge(tmp_path: Path) -> None:
     """The first segment holds 150 keywords twice each and `zed` once, the second `zed` 15 times: an engine that
     keeps each segment's most frequent keywords only (tantivy's terms aggregation, asked as OpenSearch is) counts
-    `zed` 15 times until a merge puts both in one segment. The counts are exact throughout (repository/search/facets.py),
+    `zed` 15 times until a merge puts both in one segment. The counts are exact throughout (repository/search/embedded/facets.py),
     cached answers carried over commits that touch no record of the search included, and equal to a cold search's."""
     cached = open_search(f"embedded://{tmp_path}", cache_entries=16, linger=60.0)
     cold = open_search(f"embedded://{tmp_path}", cache_entries=0)

@@ -1,5 +1,5 @@
 """Deep pages of `sort=mostrecent` and `sort=mostviewed` read through the `created` or views column and the `recid`
-column (repository.search.deep_pages) are the pages the sort key gives: every page of every size in both
+column (repository.search.embedded.deep_pages) are the pages the sort key gives: every page of every size in both
 directions, with records created in the same second or viewed as often (ties the record id breaks), in several
 segments, with and without a query, and the next cursor each carries."""
 
@@ -10,8 +10,8 @@ import random
 import pytest
 from helpers.search import ids, run
 
-from repository.search import deep_pages
 from repository.search.documents import _utc, sort_keys, to_index_document
+from repository.search.embedded import deep_pages
 from repository.search.open import open_search
 
 from .factories import make_record

@@ -15,10 +15,10 @@ from helpers.search import ids, run
 
 from repository.errors import ServiceUnavailable
 from repository.search.documents import to_index_document
-from repository.search.embedded import LOCK, EmbeddedBackend
+from repository.search.embedded.engine import LOCK, EmbeddedBackend
+from repository.search.embedded.tantivy_query import build_schema, to_tantivy
 from repository.search.mapping import fields, fields_of, load_template
 from repository.search.open import open_search
-from repository.search.tantivy_query import build_schema, to_tantivy
 
 from .factories import make_record
 

@@ -8,7 +8,7 @@ from helpers.factories import published
 from werkzeug.datastructures import MultiDict
 
 from repository.search.mapping import fields, load_template
-from repository.search.opensearch import search_body
+from repository.search.opensearch.engine import search_body
 from repository.search.params import parse_search_args
 
 RECORDS = "/api/records/"

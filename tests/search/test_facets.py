@@ -11,9 +11,9 @@ import orjson
 import pytest
 from helpers.search import run
 
-from repository.search import facets, tantivy_query
 from repository.search.documents import to_index_document
-from repository.search.embedded import EmbeddedBackend, has_distinct
+from repository.search.embedded import facets, tantivy_query
+from repository.search.embedded.engine import EmbeddedBackend, has_distinct
 
 from .factories import make_record
 

@@ -10,7 +10,7 @@ from werkzeug.datastructures import MultiDict
 
 from repository.errors import ServiceUnavailable
 from repository.search.open import open_search
-from repository.search.opensearch import (
+from repository.search.opensearch.engine import (
     OpenSearchBackend,
     aggregations_body,
     bulk_body,

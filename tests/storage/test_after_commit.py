@@ -11,7 +11,7 @@ from sqlalchemy import func, insert, select
 
 from repository.storage import open_database
 from repository.storage.engine import after_commit
-from repository.storage.tables.core import users
+from repository.storage.tables.accounts import users
 from repository.timeutil import utcnow
 
 

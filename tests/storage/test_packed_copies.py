@@ -18,7 +18,7 @@ from repository.ondemand import wait_all_idle
 from repository.records import stored
 from repository.search.documents import to_index_document
 from repository.search.mapping import SOURCE_FIELD
-from repository.search.opensearch import OpenSearchBackend
+from repository.search.opensearch.engine import OpenSearchBackend
 from repository.storage.migrate import alembic_config
 from repository.storage.packing import MAGIC, pack, unpack
 from repository.storage.tables.deposits import deposits

@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from repository.storage import open_database
 from repository.storage.packing import PackedJSON
-from repository.storage.tables.core import users
+from repository.storage.tables.accounts import users
 
 METADATA = PackedJSON("records.metadata")
 

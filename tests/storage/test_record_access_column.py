@@ -20,7 +20,7 @@ from app import create_app
 from repository.config import Settings
 from repository.ondemand import wait_all_idle
 from repository.storage.migrate import alembic_config
-from repository.storage.tables.deposits import records
+from repository.storage.tables.records import records
 
 UNLIMITED = {"RATELIMIT_GUEST": "1000000/minute", "RATELIMIT_USER": "1000000/minute", "RATELIMIT_OAI": "1000000/minute"}  # the same reads, thrice
 RIGHTS = {"open": {}, "embargoed": {"embargo_date": "2099-01-01"}, "closed": {}}

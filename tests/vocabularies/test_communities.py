@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from repository.records.lookups import DatabaseLookups
-from repository.storage.tables.core import users
+from repository.storage.tables.accounts import users
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, select
 
 from app import create_app
 from repository.storage import open_database
-from repository.storage.tables.core import funders, grants, license_aliases, licenses
+from repository.storage.tables.vocabularies import funders, grants, license_aliases, licenses
 from repository.vocabularies.loader import DEFAULT_PATHS, load
 from scripts import load_vocabularies
 

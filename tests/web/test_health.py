@@ -14,7 +14,7 @@ from sqlalchemy import update
 
 from app import create_app
 from repository.accounts.tokens import SCOPES, create_token, create_user
-from repository.storage.tables.deposits import outbox as outbox_table
+from repository.storage.tables.outbox import outbox as outbox_table
 from repository.timeutil import utcnow
 
 CHECKS = {"database", "search", "files", "disk", "outbox"}

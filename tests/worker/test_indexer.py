@@ -5,7 +5,7 @@ import datetime as dt
 from helpers.factories import published
 from sqlalchemy import insert, select
 
-from repository.storage.tables.deposits import outbox
+from repository.storage.tables.outbox import outbox
 from repository.timeutil import utcnow
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import OperationalError
 
 from repository import outbox
 from repository.records.takedown import take_down
-from repository.storage.tables.deposits import outbox as outbox_table
+from repository.storage.tables.outbox import outbox as outbox_table
 
 
 def _search_ids(client) -> list[int]:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select, update
 import scripts.reindex
 from repository.records import stored as stored_copies
 from repository.records.cache import RecordCache
-from repository.search.tantivy_query import DISTINCT
+from repository.search.embedded.tantivy_query import DISTINCT
 from repository.storage.tables.derived import built_records, renditions
 from repository.worker import reindex
 from scripts import takedown, worker

@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 from repository.config import Settings
 from repository.datadesc.checks import rows
 from repository.datadesc.checks.runner import WAKE, Runner
-from repository.files.buckets import FileStore
+from repository.files.store import FileStore
 from repository.storage.engine import after_commit
 
 __all__ = ["Runner", "copy_to_record", "copy_to_snapshot", "file_changed", "publish_errors"]

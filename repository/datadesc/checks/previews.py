@@ -15,7 +15,8 @@ from repository.datadesc import DESCRIPTOR_NAME, build_preview_db, field_types_f
 from repository.datadesc.checks.rows import sibling_key
 from repository.datadesc.preview import COLUMNS_TABLE, DEFAULT_LIMIT
 from repository.errors import BadRequest, NotFound, field_error
-from repository.files.buckets import FileStore, ObjectRow
+from repository.files.buckets import ObjectRow
+from repository.files.store import FileStore
 
 DESCRIPTOR_MAX_BYTES = 8 * 1024 * 1024  # a descriptor is a few KiB; a huge one is not read for a preview
 

@@ -13,8 +13,9 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, insert, select, 
 from repository.datadesc import DESCRIPTOR_NAME, Kind, detect_kind, pending
 from repository.errors import field_error
 from repository.files import buckets
-from repository.files.buckets import FileStore, ObjectRow
-from repository.storage.tables.deposits import records
+from repository.files.buckets import ObjectRow
+from repository.files.store import FileStore
+from repository.storage.tables.records import records
 from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
 

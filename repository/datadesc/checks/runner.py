@@ -11,7 +11,7 @@ from repository.datadesc import detect_kind, pending, validate_document
 from repository.datadesc.checks import rows
 from repository.datadesc.report import MAX_DOCUMENT_BYTES
 from repository.files import buckets
-from repository.files.buckets import FileStore
+from repository.files.store import FileStore
 from repository.ondemand import OnDemandThread
 from repository.storage import Database
 from repository.storage.tables.validations import datadesc_validations

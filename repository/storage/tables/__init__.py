@@ -1,7 +1,22 @@
-"""The tables, declared once with SQLAlchemy Core, one module per area; importing the package registers them all
-on `metadata` (what migrations and `create_all` read)."""
+"""The tables, declared once with SQLAlchemy Core, one module per area named after what it defines; importing the
+package registers them all on `metadata` (what migrations and `create_all` read)."""
 
-from repository.storage.tables import access, deposits, derived, mail, releases, uploads, usage, validations  # noqa: F401  (registration)
-from repository.storage.tables.core import metadata
+from repository.storage.tables import (  # noqa: F401  (registration)
+    access_requests,
+    accounts,
+    communities,
+    deposits,
+    derived,
+    files,
+    mail,
+    multipart,
+    outbox,
+    records,
+    releases,
+    usage,
+    validations,
+    vocabularies,
+)
+from repository.storage.tables.metadata import metadata
 
 __all__ = ["metadata"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Integer, LargeBinary, String, Table
 
 from repository.storage.packing import Packed
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 # The record as last given to the search index: the built public record (orjson) and the same document in the
 # form its engine loads directly (`engine` names that form and its version, so a change of either is a rebuild),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, DateTime, Index, Integer, Table, Text
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 mail_outbox = Table(
     "mail_outbox",

@@ -15,7 +15,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 release_repositories = Table(
     "release_repositories",

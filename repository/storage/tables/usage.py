@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, String, Table, Text
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 usage_events = Table(
     "usage_events",

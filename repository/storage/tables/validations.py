@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import JSON, Column, DateTime, ForeignKey, Integer, String, Table
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 datadesc_validations = Table(
     "datadesc_validations",

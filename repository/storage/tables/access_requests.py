@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 JUSTIFICATION_MAX = 5000
 MESSAGE_MAX = 5000

@@ -47,8 +47,8 @@ from repository.search.documents import (
     mostviewed_key,
     number_keys,
 )
+from repository.search.embedded.tantivy_query import DATES, PRESENT, hit_count, key_range
 from repository.search.params import SearchRequest
-from repository.search.tantivy_query import DATES, PRESENT, hit_count, key_range
 
 DEEP = 200  # offsets from which a page is read through the integer columns (tests lower it)
 ONE_SECOND = 1_000_000_000  # the date column's nanoseconds

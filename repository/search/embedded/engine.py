@@ -16,17 +16,14 @@ from typing import Any
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.search import facets as facet_paths  # FEW read at each call (tests set it)
 from repository.search.backend import SearchResult
-from repository.search.deep_pages import by_column, by_first_part
 from repository.search.documents import DOCUMENT_VERSION
-from repository.search.facet_delta import RECORD_SPEC, Proof, Values, record_values
-from repository.search.facets import Candidates, aggregate
-from repository.search.mapping import fields, template_digest
-from repository.search.params import SearchRequest, combined
-from repository.search.query import Node, invalid
-from repository.search.result_cache import ResultCache
-from repository.search.tantivy_query import (
+from repository.search.embedded import facets as facet_paths  # FEW read at each call (tests set it)
+from repository.search.embedded.deep_pages import by_column, by_first_part
+from repository.search.embedded.facet_delta import RECORD_SPEC, Proof, Values, record_values
+from repository.search.embedded.facets import Candidates, aggregate
+from repository.search.embedded.result_cache import ResultCache
+from repository.search.embedded.tantivy_query import (
     DISTINCT,
     FORM,
     Translator,
@@ -39,7 +36,10 @@ from repository.search.tantivy_query import (
     to_tantivy_json,
     with_source_json,
 )
-from repository.search.writer_lease import LOCK, WriterLease
+from repository.search.embedded.writer_lease import LOCK, WriterLease
+from repository.search.mapping import fields, template_digest
+from repository.search.params import SearchRequest, combined
+from repository.search.query import Node, invalid
 
 CURRENT, NEXT = "CURRENT", "NEXT"
 # Inside an index being built: writes that arrive while `load_documents` owns it, applied by `swap`.
@@ -83,7 +83,7 @@ class EmbeddedBackend:
         self.bulk_heap_size, self.bulk_threads = bulk_heap_size, bulk_threads
         self.results: ResultCache[Snapshot] = ResultCache(cache_entries, self._touched, self._matches, self._matching,
                                                           self._facet_values)
-        self.candidates = Candidates()  # of the facets (repository/search/facets.py)
+        self.candidates = Candidates()  # of the facets (repository/search/embedded/facets.py)
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
         self.schema = build_schema(self.fields)
@@ -595,7 +595,7 @@ class EmbeddedBackend:
 
     def _aggregate(self, state: Snapshot, query: tantivy.Query, req: SearchRequest,
                    total: int, distinct: bool, proofs: dict[str, Proof] | None = None) -> dict[str, Any]:
-        """The requested facets in the OpenSearch response format, exact (repository/search/facets.py), over the
+        """The requested facets in the OpenSearch response format, exact (repository/search/embedded/facets.py), over the
         query without post-filters (which matches at least the `total` of the search)."""
         if req.post_filters and req.facets and (distinct or total < facet_paths.FEW):
             # The facets' own matches: how they are best counted depends on it, and a post-filter (a facet click)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Integer, String, Table
 
-from repository.storage.tables.core import metadata
+from repository.storage.tables.metadata import metadata
 
 multipart_uploads = Table(
     "multipart_uploads",

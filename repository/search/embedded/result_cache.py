@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from repository.search.backend import SearchResult
-from repository.search.facet_delta import FacetCounts, Proof, Unproven, Values
+from repository.search.embedded.facet_delta import FacetCounts, Proof, Unproven, Values
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node
 

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import tantivy
 
 from repository.search.backend import SUBTYPE, TERMS_FACETS, terms_aggregation, year_bucket
-from repository.search.tantivy_query import DISTINCT
+from repository.search.embedded.tantivy_query import DISTINCT
 
 EVERY = 2**32 - 1  # a size no segment reaches: every term of every segment is returned
 CLOSED = ("access_right", "type")  # validated vocabularies of a few dozen values: every term, always exact

@@ -1,0 +1,1 @@
+"""The OpenSearch engine: the query tree in the query DSL, index templates and aliases for zero-downtime swaps."""
