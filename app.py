@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.routing import IntegerConverter, Map
+from werkzeug.routing import IntegerConverter, Map, MapAdapter
 
 from repository.config import Settings
 from repository.services import build_services
@@ -25,6 +26,46 @@ class DatabaseInt(IntegerConverter):
         super().__init__(url_map, *args, **kwargs)
 
 
+class SlashlessMethodAdapter(MapAdapter):
+    """With `strict_slashes` off, Werkzeug matches a slash-less path to its slashed rule only for that rule's methods,
+    and answers any other method with 404 (its trailing-slash fallback records no allowed methods). The
+    specification writes these paths without the slash (`DELETE /api/deposit/depositions`): a wrong method there is
+    the slashed path's 405 with `Allow`."""
+
+    def match(self, path_info: str | None = None, method: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().match(path_info, method, *args, **kwargs)
+        except NotFound:
+            path = self.path_info if path_info is None else path_info
+            if path.endswith("/"):
+                raise
+            try:
+                super().match(path + "/", method, *args, **kwargs)
+            except MethodNotAllowed:
+                raise
+            except HTTPException:  # the slashed path does not match either: the original 404
+                pass
+            raise
+
+
+class RepositoryMap(Map):
+    """The URL map whose adapters answer wrong methods on slash-less paths with 405 (SlashlessMethodAdapter)."""
+
+    def bind(self, *args: Any, **kwargs: Any) -> MapAdapter:
+        adapter = super().bind(*args, **kwargs)
+        adapter.__class__ = SlashlessMethodAdapter  # Werkzeug has no hook for the adapter's class; it adds no state
+        return adapter
+
+    def bind_to_environ(self, *args: Any, **kwargs: Any) -> MapAdapter:
+        adapter = super().bind_to_environ(*args, **kwargs)  # calls Map.bind itself, not self.bind
+        adapter.__class__ = SlashlessMethodAdapter
+        return adapter
+
+
+class RepositoryFlask(Flask):
+    url_map_class = RepositoryMap
+
+
 def create_app(settings: Settings | None = None) -> Flask:
     """Build the application from `settings` (default: the environment) around the process's services
     (`build_services`), which `repository.web.request.services()` returns to the views."""
@@ -32,7 +73,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     logs.configure_logging(settings.LOG_LEVEL, settings.LOG_FORMAT)
     services = build_services(settings)
 
-    app = Flask(__name__, instance_path=settings.INSTANCE_PATH, static_folder="repository/static")
+    app = RepositoryFlask(__name__, instance_path=settings.INSTANCE_PATH, static_folder="repository/static")
     app.config.update(SECRET_KEY=services.secret.decode(), MAX_CONTENT_LENGTH=None, JSON_SORT_KEYS=False)
     if settings.TRUSTED_PROXIES:
         n = settings.TRUSTED_PROXIES

@@ -21,6 +21,25 @@ def test_wrong_method_is_405_error_object(client):
     assert response.json == {"message": response.json["message"], "status": 405}
 
 
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("DELETE", "/api/deposit/depositions", {"GET", "POST"}),
+    ("PATCH", "/api/deposit/depositions/1/files", {"GET", "POST", "PUT"}),
+    ("DELETE", "/api/records", {"GET"}),
+    ("POST", "/api/licenses", {"GET"}),
+    ("PUT", "/api/communities", {"GET"}),
+    ("DELETE", "/api/funders", {"GET"}),
+    ("DELETE", "/api/grants", {"GET"}),
+])
+def test_wrong_method_on_slashless_path_is_405_with_allow(client, auth, method, path, allowed):
+    """The specification writes these paths without the trailing slash: a wrong method there is a 405 naming the
+    allowed ones, as on the slashed form, not a 404."""
+    for form in (path, path + "/"):
+        response = client.open(form, method=method, headers=auth)
+        assert response.status_code == 405, form
+        assert response.json == {"message": response.json["message"], "status": 405}
+        assert allowed <= {m.strip() for m in response.headers["Allow"].split(",")}, form
+
+
 @pytest.fixture
 def echo_app(app):
     """The app plus a route that reads a JSON body the way every view does."""
