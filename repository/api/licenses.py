@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from flask import Blueprint, Response, request
 
 from repository.paging import envelope, openapi_parameters, parse_page
@@ -49,9 +51,19 @@ def search_licenses() -> Response:
 
 
 @bp.get("/<path:license_id>")
-@doc(responses={"200": {"description": "A License resource."}})
+@doc(responses={"200": {"description": "A License resource."},
+                 "301": {"description": "An alias or another case of the id: the license under its canonical id."}})
 def get_license(license_id: str) -> Response:
-    """One license by its id or an alias, in any case (`cc-by`, `CC-BY-4.0`); 404 if unknown."""
+    """One license by its id; an alias or the id in another case (`CC-BY-4.0`, `CC-BY`) is a 301 to the canonical
+    id (a URL never answers a license with another id); 404 if unknown."""
+    asked = license_id.rstrip("/")  # the path converter keeps a trailing slash
     with services().db.read() as conn:
-        row = licenses.get(conn, license_id.rstrip("/"))  # the path converter keeps a trailing slash
-    return json_response(licenses.to_json(row, services().settings.BASE_URL))
+        row = licenses.get(conn, asked)
+    base = services().settings.BASE_URL
+    if row.id != asked:
+        location = f"{base}/api/licenses/{quote(row.id, safe='')}"
+        if request.query_string:
+            location += "?" + request.query_string.decode("latin-1")
+        body = {"message": f"License {asked!r} is {row.id!r}: see {location}.", "status": 301, "location": location}
+        return json_response(body, 301, {"Location": location})
+    return json_response(licenses.to_json(row, base))

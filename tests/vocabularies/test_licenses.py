@@ -47,8 +47,16 @@ def test_the_specification_default_license_is_a_resource(client):
     ],
 )  # fmt: skip
 def test_ids_resolve_through_aliases_and_case(client, given, canonical):
+    """The canonical id answers the resource; an alias or another case redirects (301) to it, so that no URL
+    answers a license whose id differs from the one asked for."""
     response = client.get(f"/api/licenses/{given}")
-    assert response.status_code == 200, given
+    if given.rstrip("/") == canonical:
+        assert response.status_code == 200, given
+    else:
+        assert response.status_code == 301, given
+        assert response.headers["Location"] == f"https://localhost/api/licenses/{canonical}"
+        assert response.json["status"] == 301 and canonical in response.json["message"]
+        response = client.get(f"/api/licenses/{given}", follow_redirects=True)
     assert response.json["id"] == canonical and response.json["metadata"]["id"] == canonical
 
 
