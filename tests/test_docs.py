@@ -1,0 +1,75 @@
+"""The documentation in `docs/` agrees with the code: the paths the architecture pages name exist, every
+`docs/<page>.md#<anchor>` a comment cites is a section of that page, and the performance page shows what
+`bench/results_table.py` renders for the newest committed report. (Links between pages are checked by
+`mkdocs build --strict`.)"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+CODE = ("repository", "serializers", "scripts", "bench", "tests", "app.py")
+# A path in backticks, as the pages name code: `repository/outbox.py`, `repository/worker/`, `tests/test_docs.py`.
+PATH = re.compile(r"`((?:repository|serializers|scripts|bench|tests|docs|index_templates|schemas)/[\w./-]*|app\.py)`")
+CITED = re.compile(r"docs/([\w/-]+\.md)#([\w-]+)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.MULTILINE)
+EXPLICIT = re.compile(r"\{#([\w-]+)\}")
+
+
+def anchors(page: Path) -> set[str]:
+    """The section anchors MkDocs gives `page`: explicit `{#id}`s, else the heading's slug (toc's default)."""
+    found = set(EXPLICIT.findall(page.read_text(encoding="utf-8")))
+    for heading in HEADING.findall(page.read_text(encoding="utf-8")):
+        if EXPLICIT.search(heading):
+            continue
+        text = unicodedata.normalize("NFKD", re.sub(r"`", "", heading)).lower()
+        found.add(re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip()))
+    return found
+
+
+def code_files() -> list[Path]:
+    files: list[Path] = []
+    for name in CODE:
+        path = ROOT / name
+        files += [path] if path.is_file() else [p for p in path.rglob("*.py") if "opensearch_node" not in p.parts]
+    return files
+
+
+def test_the_architecture_pages_name_only_paths_that_exist():
+    missing = []
+    for page in sorted((DOCS / "architecture").glob("*.md")):
+        for path in PATH.findall(page.read_text(encoding="utf-8")):
+            if not (ROOT / path.rstrip("/")).exists():
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+    assert not missing, "paths named in the architecture pages that do not exist:\n" + "\n".join(missing)
+
+
+def test_every_section_a_comment_cites_exists():
+    broken = []
+    for source in code_files():
+        for page, anchor in CITED.findall(source.read_text(encoding="utf-8")):
+            target = DOCS / page
+            if not target.exists() or anchor not in anchors(target):
+                broken.append(f"{source.relative_to(ROOT)}: docs/{page}#{anchor}")
+    assert not broken, "comments citing a docs section that does not exist:\n" + "\n".join(broken)
+
+
+def test_the_performance_page_shows_the_newest_report():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import results_table
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    if results_table.START not in page:
+        pytest.fail("docs/performance.md lacks the generated results block")
+    shown = page.split(results_table.START, 1)[1].split(results_table.END, 1)[0].strip()
+    assert shown == results_table.render(results_table.newest_report()).strip(), (
+        "docs/performance.md is stale: run python bench/results_table.py --write"
+    )
