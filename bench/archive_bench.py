@@ -4,10 +4,10 @@ files from disk in a plain Python loop (1 MiB reads, as the archive reads them),
 run the files are dropped from the page cache (`posix_fadvise(DONTNEED)`, no privilege needed), so both read the
 disk: from the cache a read loop runs at memory speed, a ceiling no network transfer approaches.
 
-Issue 20's target is 0.8 of reading the files from disk. On the 2-core development VM the "disk" (a virtual disk the
-host caches) reads at 3.3-3.6 GB/s, faster than any HTTPS transfer the machine makes: curl, decrypting, takes a core
-at 1.5-1.9 GB/s. So the run also measures the archive's own work done in a plain loop (`SendCeiling`: the files read
-from disk and sent over TLS by OpenSSL, no HTTP framework, no zip), as the upload is compared with a plain
+Issue 20's target is 0.8 of reading the files from disk. A virtual disk that the host caches can read faster than
+any HTTPS transfer the machine makes (the client decrypting takes a core of its own), so the run also measures
+the archive's own work done in a plain loop (`SendCeiling`: the files read from disk and sent over TLS by OpenSSL,
+no HTTP framework, no zip), as the upload is compared with a plain
 write+MD5 loop; the figure (`ratio`) is against that loop, and the ratio to the bare disk read is reported beside
 it. The client is curl where there is one. Also reported: the same files downloaded one by one from the bucket
 (what the zip costs over plain downloads), and the largest growth of a worker's peak memory while streaming.
@@ -16,14 +16,12 @@ The same archive is also fetched from a second server of the same instance behin
 'app:create_app()'` serves (plain HTTP, the proxy's X-Forwarded-Proto trusted), and set against the bare disk read
 (`ratio_behind_proxy`): the target as the issue words it, where TLS ends before the server (the proxy's TLS then
 sets the ceiling above). Beside it the plain loop without TLS (`SendCeiling(tls=False)`), which says what any HTTP
-transfer reaches of the disk read here: on the development VM 0.69-0.79 (curl, or a Python client reading 4 MiB at a
-time, receiving ~2 GB/s over loopback on the core the server does not use).
+transfer reaches of the disk read on the machine at hand: the bound for the archive behind a proxy.
 
 PAIRED: the behind-proxy verdict sets each download against the disk read just before and just after it (their mean),
-and takes the median over the rounds, as the request figures are set against the ceiling runs around them. The
-virtual disk's speed swings from one second to the next (642-2,570 MiB/s within one run of session 38, files
-evicted each time), so the best download against the best disk read, the earlier figure (kept beside it as
-`ratio_behind_proxy_of_best`), compared a download with a disk the download never had.
+and takes the median over the rounds, as the request figures are set against the ceiling runs around them. A
+virtual disk's speed can swing severalfold from one second to the next, so the best download set against the best
+disk read (reported beside it as `ratio_behind_proxy_of_best`) may compare a download with a disk it never had.
 
 The record stays in the instance (a published record cannot be deleted): each run adds `files x megabytes` to it.
 """
@@ -109,7 +107,7 @@ def _read_files(paths: list[str]) -> float:
 def _fetch(url: str, cert: str, token: str, session: Any, headers: dict[str, str] | None = None
            ) -> tuple[float, int, int]:
     """MiB/s of downloading `url` as the client receives it, the bytes received and the announced Content-Length.
-    The client is curl where there is one (the README's example; a C client, as download tools are): the Python
+    The client is curl where there is one (as in docs/api/records.md; a C client, as download tools are): the Python
     client decrypts and copies at about 1.1 GB/s here, so it, not the server, would set the figure. `headers`: more
     request headers (a proxy's)."""
     headers = {"Authorization": f"Bearer {token}", **(headers or {})}

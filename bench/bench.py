@@ -340,8 +340,8 @@ class Bench:
             return "/api/records/?" + urlencode({"size": "20", **params})
 
         # The listing's last page inside the page window (page 500 of 20, offset 9,980), and the page after it,
-        # which only a cursor reaches (links.next) when the corpus is larger than the window. (Until session 36
-        # `search_deep_cursor` took links.next of page 499, which is page 500 itself: the deep page, no cursor.)
+        # which only a cursor reaches (links.next) when the corpus is larger than the window. `search_deep_cursor`
+        # follows links.next of page 500, not of page 499 (that would be page 500 again: a deep page, no cursor).
         listing = requests.get(server.base + search(sort="mostrecent", page="1"), verify=server.cert,
                                timeout=60).json()
         total = listing["hits"]["total"]

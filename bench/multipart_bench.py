@@ -2,7 +2,7 @@
 connections at once, from initiate to the completed object (complete hashes only what the hash frontier has not
 reached: `complete_seconds`), against the plain write+MD5 loop on the same disk run just before and just after each
 upload (the mean of the two, as the HTTP figures are taken against the ceiling runs around them: that loop's speed
-varies by a third from one run to the next on the development VM's disk, and drifts within a run), and the
+can vary by a third from one run to the next on a virtual disk, and drifts within a run), and the
 workers' peak memory. No figure is asserted."""
 
 from __future__ import annotations

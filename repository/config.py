@@ -394,7 +394,7 @@ class Settings:
 
     @classmethod
     def declarations(cls) -> list[dataclasses.Field]:
-        """The declared settings, in order (for the README table and validation)."""
+        """The declared settings, in order (for the settings table of docs/operators/settings.md, and validation)."""
         return [f for f in dataclasses.fields(cls) if "help" in f.metadata]
 
     @classmethod
@@ -470,7 +470,7 @@ def _check_doi_prefix(parsed: dict[str, Any], explicit: set[str]) -> None:
 
 
 def settings_table() -> str:
-    """The README's settings table, generated from the declarations so it cannot drift."""
+    """The settings table of docs/operators/settings.md, generated from the declarations so it cannot drift."""
     rows = ["| setting | default | what it does |", "|---|---|---|"]
     for f in Settings.declarations():
         default = f.default

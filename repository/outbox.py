@@ -16,7 +16,7 @@ from repository.timeutil import utcnow
 
 # The after-commit work that applies the rows just committed, wired on the Database by the process's indexer: APPLY
 # indexes them before the request returns (searchable at once); REGISTER hands the DOI rows to a thread of the process,
-# so no request waits for the DOI agency (DESIGN: registration is background work, as the reference's).
+# so no request waits for the DOI agency (docs/architecture/decisions.md#doi-registration-in-the-background).
 APPLY = "outbox.apply"
 REGISTER = "outbox.register"
 INDEX_KINDS = ("index",)

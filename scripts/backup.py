@@ -4,7 +4,7 @@
     python scripts/backup.py DIR [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin backup` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin backup` (repository/cli/).
 from __future__ import annotations
 
 import os

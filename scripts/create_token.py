@@ -4,7 +4,7 @@
     python scripts/create_token.py --email EMAIL --scopes deposit:write,deposit:actions [--name NAME]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin create-token` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin create-token` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python scripts/fixity.py [--restart] [--rate BYTES] [--max-files N] [--json PATH|-] [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin fixity` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin fixity` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python3 scripts/generate_env.py [--output .env]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin generate-env` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin generate-env` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python scripts/load_vocabularies.py [licenses] [funders] [grants] [--grants-file grants.jsonl] [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin load-vocabularies` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin load-vocabularies` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Bring the database schema to the newest revision (the scaled shape runs this before starting servers)."""
 
-# A shim kept for the README's automation interface: the command is `repository-admin migrate` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin migrate` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python scripts/prerender.py [--formats oai_dc,oai_registry] [--jobs 2]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin prerender` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin prerender` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python scripts/reindex.py [--check] [--rebuild-all] [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin reindex` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin reindex` (repository/cli/).
 from __future__ import annotations
 
 import os

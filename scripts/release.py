@@ -4,7 +4,7 @@
     python scripts/release.py --tag v1.2.0 [--path CHECKOUT] --email OWNER [--name owner/repo] [--tree-url URL]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin release` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin release` (repository/cli/).
 from __future__ import annotations
 
 import os

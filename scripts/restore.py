@@ -4,7 +4,7 @@
     python scripts/restore.py DIR [--quiet]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin restore` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin restore` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -4,7 +4,7 @@
     python scripts/serve.py [--bind HOST:PORT] [--workers 3] [--threads 4] [gunicorn arguments]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin serve` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin serve` (repository/cli/).
 from __future__ import annotations
 
 import os

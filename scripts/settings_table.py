@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Print the README's settings table, generated from the declarations in repository/config.py."""
+"""Print the settings table of docs/operators/settings.md, generated from the declarations in repository/config.py."""
 
-# A shim kept for the README's automation interface: the command is `repository-admin settings-table` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin settings-table` (repository/cli/).
 from __future__ import annotations
 
 import os

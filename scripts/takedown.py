@@ -4,7 +4,7 @@
     python scripts/takedown.py --recid N
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin takedown` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin takedown` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -5,7 +5,7 @@
     python scripts/tokens.py revoke --email EMAIL --id TOKEN_ID
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin tokens` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin tokens` (repository/cli/).
 from __future__ import annotations
 
 import os

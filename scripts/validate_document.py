@@ -4,7 +4,7 @@
     python scripts/validate_document.py FILE... [--json] [--kind auto|software_corpus|datapackage]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin validate-document` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin validate-document` (repository/cli/).
 from __future__ import annotations
 
 import os

@@ -5,7 +5,7 @@
     python scripts/validate_metadata.py --write-schemas [DIR]
 """
 
-# A shim kept for the README's automation interface: the command is `repository-admin validate-metadata` (repository/cli/).
+# A shim kept for the automation interface (docs/operators/install.md): the command is `repository-admin validate-metadata` (repository/cli/).
 from __future__ import annotations
 
 import os

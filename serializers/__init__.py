@@ -3,7 +3,7 @@
 `REGISTRY` lists the formats of the API, `OAI_FORMATS` those of OAI-PMH (ListMetadataFormats reads it); both are
 built from the same renderer modules.
 
-INPUT CONTRACT — every renderer takes the published record in its v1 form (reference §3.2), built once
+INPUT CONTRACT — every renderer takes the published record in its v1 form (docs/reference-behaviour.md#record-json), built once
 by the records module, plus a RenderContext; no Flask, no database in here.
 
     record = {

@@ -1,4 +1,4 @@
-"""BibTeX (reference §13.1): entry type from the resource-type table, stable keys, LaTeX-escaped values."""
+"""BibTeX (docs/reference-behaviour.md#bibtex): entry type from the resource-type table, stable keys, LaTeX-escaped values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CSL-JSON (reference §13.5, with CSL's own hyphenated keys) and formatted citations via citeproc-py."""
+"""CSL-JSON (docs/reference-behaviour.md#csl-json, with CSL's own hyphenated keys) and formatted citations via citeproc-py."""
 
 from __future__ import annotations
 

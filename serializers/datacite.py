@@ -1,4 +1,4 @@
-"""DataCite metadata kernel 4.5 (reference §13.3): the `datacite` package's JSON form, and its XML tree."""
+"""DataCite metadata kernel 4.5 (docs/reference-behaviour.md#datacite): the `datacite` package's JSON form, and its XML tree."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Simple Dublin Core in the `oai_dc` container (reference §13.4), the tree `dcxml` builds."""
+"""Simple Dublin Core in the `oai_dc` container (docs/reference-behaviour.md#dublin-core), the tree `dcxml` builds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The service v1 JSON and the legacy deposition-like JSON (reference §3.2, §3.3)."""
+"""The service v1 JSON and the legacy deposition-like JSON (docs/reference-behaviour.md#record-json, #legacy-json)."""
 
 from __future__ import annotations
 

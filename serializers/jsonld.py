@@ -1,4 +1,4 @@
-"""schema.org JSON-LD (reference §13.6), corrected where the reference's output misleads crawlers and Google's
+"""schema.org JSON-LD (docs/reference-behaviour.md#json-ld), corrected where the reference's output misleads crawlers and Google's
 Dataset rich results: the description as plain text (not HTML), files with a media type (`encodingFormat`) and a
 size, `spatialCoverage`/`temporalCoverage` (the names Google reads), the repository as the `DataCatalog`, and links
 (`isPartOf`, `citation`, `hasPart`, `sameAs`) only to identifiers that resolve to a URL (an ISSN or ISBN does not,

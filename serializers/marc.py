@@ -1,4 +1,4 @@
-"""MARC21 slim XML (reference §13.2): a pymarc record written out with lxml."""
+"""MARC21 slim XML (docs/reference-behaviour.md#marc21): a pymarc record written out with lxml."""
 
 from __future__ import annotations
 

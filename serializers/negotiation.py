@@ -78,3 +78,18 @@ def negotiate(
             if any(_matches(media_range, media) for media in serializer.media_types):
                 return serializer
     raise _not_acceptable(available, f'Accept "{accept_header}"')
+
+
+def named_media_type(accept_header: str | None, format_param: str | None, chosen: Serializer) -> str | None:
+    """The media type of `chosen` (the serializer `negotiate` picked) that the client named: `?format=` with a media
+    type, or the first Accept range that picked it; its canonical type for `?format=` by short name. None when the
+    client named none (no Accept, or a wildcard picked it), so the caller labels the answer with its default."""
+    if format_param:
+        wanted = format_param.strip().lower()
+        return wanted if wanted in chosen.media_types else chosen.mimetype
+    for media_range, _ in parse_accept(accept_header or ""):
+        if media_range in chosen.media_types:
+            return media_range
+        if media_range.endswith("*") and any(_matches(media_range, media) for media in chosen.media_types):
+            return None
+    return None

@@ -37,7 +37,7 @@ class OaiFormat:
 def wrapped(kernel: Any) -> ElementRenderer:
     """The element renderer putting a DataCite kernel module's `<resource>` in the `oai_datacite` wrapper."""
     def element(record: dict[str, Any], ctx: RenderContext) -> etree._Element:
-        """DataCite `<resource>` inside the `oai_datacite` wrapper (reference §12.2)."""
+        """DataCite `<resource>` inside the `oai_datacite` wrapper (docs/reference-behaviour.md#oai-metadata-formats)."""
         root = etree.Element(f"{{{WRAPPER_NS}}}oai_datacite", {f"{{{XSI}}}schemaLocation": f"{WRAPPER_NS} {WRAPPER_SCHEMA}"},
                              nsmap={None: WRAPPER_NS, "xsi": XSI})
         sub(root, f"{{{WRAPPER_NS}}}schemaVersion", kernel.VERSION)

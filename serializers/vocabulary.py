@@ -2,7 +2,7 @@
 
 The rows are the specification's deposit vocabulary (`upload_type`, `publication_type`, `image_type`), in its
 order; deposit validation and the OAI sets derive from them (repository.vocabularies.resource_types). A cell
-follows the reference system's vocabulary (reference §3.4, its `objecttypes.json`, and §13.1 for BibTeX) unless
+follows the reference system's vocabulary (docs/reference-behaviour.md#resource-types, and #bibtex for BibTeX) unless
 the target vocabulary's own definition puts the type under another term (CSL 1.0.2 item types, DataCite 4.5
 resourceTypeGeneral, schema.org types, BibTeX's standard entry types); tests/serializers/golden/resource_types.json
 pins the whole table.

@@ -1,4 +1,4 @@
-"""The layering of the code (docs: DESIGN.md "Layout", README "Code map"), read from the source with `ast`.
+"""The layering of the code (docs/architecture/index.md#package-order), read from the source with `ast`.
 
 Nothing is imported: a module that is never loaded by the other tests is checked all the same, and a rule broken
 inside a function body (a lazy import) is found too. The rules:

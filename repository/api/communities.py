@@ -1,4 +1,4 @@
-"""`/api/communities`: create, edit, search and fetch communities (reference §9)."""
+"""`/api/communities`: create, edit, search and fetch communities (docs/reference-behaviour.md#funders-grants-communities)."""
 
 from __future__ import annotations
 

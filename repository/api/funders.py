@@ -1,4 +1,4 @@
-"""`/api/funders/`: search the funders and fetch one by its DOI (reference §9)."""
+"""`/api/funders/`: search the funders and fetch one by its DOI (docs/reference-behaviour.md#funders-grants-communities)."""
 
 from __future__ import annotations
 

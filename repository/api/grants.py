@@ -1,4 +1,4 @@
-"""`/api/grants/`: search the grants and fetch one by `<funder DOI>::<code>` (reference §9)."""
+"""`/api/grants/`: search the grants and fetch one by `<funder DOI>::<code>` (docs/reference-behaviour.md#funders-grants-communities)."""
 
 from __future__ import annotations
 

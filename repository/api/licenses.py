@@ -1,4 +1,4 @@
-"""`/api/licenses/`: search the licenses and fetch one by any of its ids (reference §8)."""
+"""`/api/licenses/`: search the licenses and fetch one by any of its ids (docs/reference-behaviour.md#licenses)."""
 
 from __future__ import annotations
 
@@ -43,11 +43,24 @@ def search_licenses() -> Response:
     base = services().settings.BASE_URL
     hits = [licenses.to_json(row, base) for row in rows]
     body = envelope(hits, total, page, base + "/api/licenses/", request.args)
-    if wants_array(request.headers.get("Accept")):
+    accept = request.headers.get("Accept")
+    if wants_array(accept):
         # The paging links the envelope would carry go in a Link header, as for the deposition list.
         links = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in body["links"].items())
         return json_response(hits, headers={"Link": links, "Vary": "Accept"})
-    return json_response(body, headers={"Vary": "Accept"})
+    response = json_response(body, headers={"Vary": "Accept"})
+    response.mimetype = envelope_type(accept)
+    return response
+
+
+def envelope_type(accept: str | None) -> str:
+    """The media type the envelope is labelled with: the v1 type the client named, else application/json."""
+    for media, _ in parse_accept(accept or ""):
+        if media in ENVELOPE_TYPES:
+            return media
+        if media.endswith("*"):
+            break
+    return "application/json"
 
 
 @bp.get("/<path:license_id>")

@@ -23,7 +23,7 @@ from repository.web.request import identity, json_response, services
 from repository.web.usage import reader_visit
 from serializers.context import RenderContext
 from serializers.jsonformats import render_v1_search
-from serializers.negotiation import negotiate
+from serializers.negotiation import named_media_type, negotiate
 
 bp = Blueprint("records", __name__, url_prefix="/api/records")
 
@@ -71,10 +71,16 @@ def _serializer() -> serializers.Serializer:
     return chosen
 
 
+@functools.lru_cache(maxsize=512)
+def _v1_label(accept: str | None, format_param: str | None) -> str:
+    # The v1 format answers as application/json, as the reference system does, so every JSON client reads it;
+    # a client that named a v1 media type (Accept, ?format=) gets the answer labelled as it asked.
+    return named_media_type(accept, format_param, serializers.DEFAULT) or "application/json"
+
+
 def _content_type(serializer: serializers.Serializer) -> str:
-    # The v1 format answers as application/json, as the reference system does, so every JSON client reads it.
     if serializer.name == "v1":
-        return "application/json"
+        return _v1_label(request.headers.get("Accept"), _arg("format"))
     if serializer.mimetype.startswith("text/") or serializer.mimetype.endswith("xml"):
         return serializer.mimetype + "; charset=utf-8"
     return serializer.mimetype
@@ -100,7 +106,7 @@ def search_response(args: MultiDict, path: str) -> Response:
         body = render_v1_search(result.hits, result.total, links, result.aggregations)
     else:
         body = serializer.render_page(result.hits, _context())
-    return Response(body, 200, headers={"Link": header}, content_type=_content_type(serializer))
+    return Response(body, 200, headers={"Link": header, "Vary": "Accept"}, content_type=_content_type(serializer))
 
 
 @bp.get("/")

@@ -2,7 +2,7 @@
 
     repository-admin COMMAND [ARGS]     the [project.scripts] entry point (`repository-admin --help` lists them)
     python -m repository COMMAND [ARGS] the same without the entry point installed
-    python scripts/COMMAND.py [ARGS]    the README's automation interface: shims kept at their old paths
+    python scripts/COMMAND.py [ARGS]    the automation interface (docs/operators/install.md): shims kept at their old paths
 
 As in warehouse's `warehouse/cli` and Flask's `app.cli`, a command declares what it needs and the preamble
 (`invoke`) provides it: the settings loaded once from the environment (or handed in by a test), the database

@@ -13,7 +13,7 @@ from repository.cli.preamble import Context, command
 
 @command("settings-table", needs="nothing")
 def settings_table(args: argparse.Namespace, ctx: Context) -> int:
-    """Print the README's settings table, generated from the declarations in repository/config.py."""
+    """Print the settings table of docs/operators/settings.md, generated from the declarations in repository/config.py."""
     from repository.config import settings_table as table
 
     print(table())

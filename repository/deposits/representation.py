@@ -1,4 +1,4 @@
-"""The deposition representation (specification's Deposition table; reference §5.2 for the shapes clients rely on).
+"""The deposition representation (specification's Deposition table; docs/reference-behaviour.md#deposition-representation for the shapes clients rely on).
 
 Everything needed for a list of depositions is fetched in a few queries, then each is rendered once.
 """

@@ -7,7 +7,7 @@ asks for them. The same checks apply to a whole PUT and to each part of a multip
 A multipart part's own checksum (its `checksum` in the parts listing, what a resuming client can compare with the
 part it holds) is a CRC-32 (`Crc32`), as S3 lists parts with one: the whole file's MD5 and SHA-256 are computed
 by the hash frontier anyway, and a second MD5 over every byte, the slowest of the three, held a 4 GiB upload in 4
-parallel parts under 0.8 of a plain write+MD5 loop on two cores (README, Performance). A client that wants a part
+parallel parts under 0.8 of a plain write+MD5 loop on two cores (`bench/multipart_bench.py`). A client that wants a part
 checked by MD5 sends it (`Content-MD5`), and the MD5 is then computed for that part."""
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ GENERIC_TEST_PREFIX = "10.5072"
 
 @dataclass(frozen=True)
 class DoiPolicy:
-    """Which client-supplied DOIs a deposit accepts (reference §5.8).
+    """Which client-supplied DOIs a deposit accepts (docs/reference-behaviour.md#doi-rules).
 
     `prefix` is the prefix of the service's new DOIs (DOI_PREFIX, or SANDBOX_DOI_PREFIX in the sandbox shape);
     `reserved` is the DOI reserved for this deposit, which the client may set; `locked` is a DOI that

@@ -1,4 +1,4 @@
-"""Deposit metadata (the flat deposit field names) -> record metadata (the v1 shape of reference §3.2)."""
+"""Deposit metadata (the flat deposit field names) -> record metadata (the v1 shape of docs/reference-behaviour.md#record-json)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Published records: the v1 record dict (reference §3.2) built once from the database, for the API, the index,
+"""Published records: the v1 record dict (docs/reference-behaviour.md#record-json) built once from the database, for the API, the index,
 the serializers and OAI-PMH alike. Batched: a page of records costs a fixed number of queries."""
 
 from __future__ import annotations

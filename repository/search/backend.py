@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from repository.search.params import SearchRequest
 
-# Terms aggregations: name -> (index field, size); `type` nests `subtype` (reference §4.2).
+# Terms aggregations: name -> (index field, size); `type` nests `subtype` (docs/reference-behaviour.md#search-parameters).
 TERMS_FACETS = {"access_right": ("access_right", 10), "type": ("resource_type.type", 10),
                 "file_type": ("filetype", 10), "keywords": ("keywords", 10), "communities": ("communities", 10)}
 SUBTYPE = ("resource_type.subtype", 20)

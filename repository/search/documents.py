@@ -1,4 +1,4 @@
-"""A v1 record dict -> the flat document the search index holds (field names of reference §4.4)."""
+"""A v1 record dict -> the flat document the search index holds (field names of docs/reference-behaviour.md#index-fields)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dateutil.parser import isoparse
 
 from repository.search.mapping import SOURCE_FIELD
 
-# Natural direction of every sort option; a leading "-" in `sort` flips it (reference §4.3).
+# Natural direction of every sort option; a leading "-" in `sort` flips it (docs/reference-behaviour.md#sort-options).
 SORT_ORDERS: dict[str, str] = {
     "bestmatch": "desc",
     "mostrecent": "desc",

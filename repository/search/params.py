@@ -1,4 +1,4 @@
-"""The query arguments of `GET /api/records/` -> a validated SearchRequest (reference §4.2, §4.3)."""
+"""The query arguments of `GET /api/records/` -> a validated SearchRequest (docs/reference-behaviour.md#search-parameters and #sort-options)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ WINDOW = 10_000
 DEFAULT_SIZE = 10
 DEFAULT_FACETS = ("access_right", "type", "file_type", "keywords")
 FACETS = DEFAULT_FACETS + ("communities", "publication_date")
-# Post-filters narrow the hits but not the aggregations (reference §4.2).
+# Post-filters narrow the hits but not the aggregations (docs/reference-behaviour.md#search-parameters).
 POST_FILTERS = {"type": "resource_type.type", "subtype": "resource_type.subtype", "access_right": "access_right",
                 "file_type": "filetype", "keywords": "keywords"}
 STATUSES = ("draft", "published")  # the specification's `status` values

@@ -71,7 +71,7 @@ def funder_json(row: Row) -> dict[str, Any]:
 
 
 def to_json(row: Row, base_url: str) -> dict[str, Any]:
-    """The Funder resource: `{id, created, updated, metadata, links: {self}}` (reference §9)."""
+    """The Funder resource: `{id, created, updated, metadata, links: {self}}` (docs/reference-behaviour.md#funders-grants-communities)."""
     return {
         "id": row.doi,
         "created": isoformat(row.created),

@@ -82,7 +82,7 @@ def grant_json(row: Row) -> dict[str, Any]:
 
 
 def to_json(row: Row, base_url: str) -> dict[str, Any]:
-    """The Grant resource: `{id, created, updated, metadata, links: {self}}` (reference §9)."""
+    """The Grant resource: `{id, created, updated, metadata, links: {self}}` (docs/reference-behaviour.md#funders-grants-communities)."""
     grant_id = row.funder_doi + GRANT_ID_SEPARATOR + row.code
     metadata = {
         "internal_id": grant_id,

@@ -28,7 +28,7 @@ CONTRIBUTOR_TYPES: tuple[str, ...] = (
 ACCESS_RIGHTS: tuple[str, ...] = ("open", "embargoed", "restricted", "closed")
 DEFAULT_ACCESS_RIGHT = "open"
 
-# v1 records carry a display category per access right (reference §3.2).
+# v1 records carry a display category per access right (docs/reference-behaviour.md#record-json).
 ACCESS_RIGHT_CATEGORY: dict[str, str] = {
     "open": "success",
     "embargoed": "warning",

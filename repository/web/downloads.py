@@ -18,7 +18,7 @@ from repository.files.store import CHUNK, FileStore
 log = logging.getLogger("repository.web.downloads")
 
 # Only these types are served as what they are; anything that a browser could run or render becomes plain text
-# or an attachment (reference §7).
+# or an attachment (docs/reference-behaviour.md#file-downloads).
 SAFE_TYPES = {
     "image/gif", "image/jpeg", "image/png", "image/tiff",
     "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm",

@@ -6,7 +6,8 @@ from the digest. Every operation holds an exclusive `flock` on the file (process
 one process, which share the descriptor), so concurrent hits are never lost. An expired slot is reused; when a
 key's neighbourhood is full the table is rebuilt from its live counters, twice as large when more than half of it
 is live. Measured against a SQLite file (WAL, synchronous=OFF) doing the same work, it costs about a third as
-much per request, and a sixth when three processes collide, where SQLite's busy handler sleeps (README).
+much per request, and a sixth when three processes collide, where SQLite's busy handler sleeps
+(docs/architecture/decisions.md#rate-limit-counters-in-a-shared-file).
 Supports the fixed-window strategy (ours); Redis stays the choice when several machines share the limits.
 """
 

@@ -55,7 +55,7 @@ class Indexer:
         self._thread: threading.Thread | None = None
         # Other periodic work of the worker (view counts, document validations): callables run after each pass.
         self.on_pass: list[Callable[[], object]] = []
-        # Every commit that enqueued a row applies the outbox at once (DESIGN: searchable when the request returns;
+        # Every commit that enqueued a row applies the outbox at once (docs/architecture/outbox.md#applying-right-after-the-commit: searchable when the request returns;
         # the DOI registered in the background, right after).
         db.wire(outbox.APPLY, self.apply_index_rows)
         db.wire(outbox.REGISTER, self.registrations.kick)

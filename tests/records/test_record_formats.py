@@ -42,6 +42,27 @@ def test_each_format_on_a_record(client, record, name):
         assert client.get(f"/api/records/{record['id']}", headers={"Accept": alias}).status_code == 200, alias
 
 
+@pytest.mark.parametrize(("how", "label"), [
+    ({"headers": {"Accept": "application/vnd.service.v1+json"}}, "application/vnd.service.v1+json"),
+    ({"headers": {"Accept": "application/vnd.zenodo.v1+json"}}, "application/vnd.zenodo.v1+json"),
+    ({"headers": {"Accept": "text/html, application/vnd.service.v1+json;q=0.5"}}, "application/vnd.service.v1+json"),
+    ({"query_string": {"format": "application/vnd.service.v1+json"}}, "application/vnd.service.v1+json"),
+    ({"query_string": {"format": "v1"}}, "application/vnd.service.v1+json"),
+    ({}, "application/json"),
+    ({"headers": {"Accept": "*/*"}}, "application/json"),
+    ({"headers": {"Accept": "*/*, application/vnd.service.v1+json;q=0.5"}}, "application/json"),
+])
+def test_v1_is_labelled_as_asked(client, record, how, label):
+    """A client that names the v1 media type gets the answer labelled with it; one that asks for nothing in
+    particular gets the default v1 body as application/json, as the reference system answers."""
+    for path in (f"/api/records/{record['id']}", "/api/records/", f"/api/records/{record['id']}/versions"):
+        response = client.get(path, **how)
+        assert response.status_code == 200, path
+        assert response.headers["Content-Type"] == label, (path, how)
+        assert "hits" in response.json or response.json["id"] == record["id"]
+        assert "Accept" in {v.strip() for v in response.headers.get("Vary", "").split(",")}, path
+
+
 @pytest.mark.parametrize("name", [n for n, s in serializers.REGISTRY.items() if n != "v1"])
 def test_each_format_on_a_search_page(client, record, name):
     response = client.get("/api/records/", query_string={"format": name})

@@ -1,4 +1,4 @@
-"""Builders for v1 record dicts (reference §3.2) and a generated corpus for the search tests."""
+"""Builders for v1 record dicts (docs/reference-behaviour.md#record-json) and a generated corpus for the search tests."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def _cmp_parts(a: list[tuple[Any, bool]], b: list[tuple[Any, bool]]) -> int:
 
 
 def expected_order(records: list[dict[str, Any]], sort: str) -> list[int]:
-    """The order a sort option defines (reference §4.3), computed independently of the engines."""
+    """The order a sort option defines (docs/reference-behaviour.md#sort-options), computed independently of the engines."""
     reverse = sort.startswith("-")
     name = sort.lstrip("-")
 

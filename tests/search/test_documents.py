@@ -1,4 +1,4 @@
-"""v1 record -> index document: field names of reference §4.4, the stored record, sortable keys."""
+"""v1 record -> index document: field names of docs/reference-behaviour.md#index-fields, the stored record, sortable keys."""
 
 from __future__ import annotations
 

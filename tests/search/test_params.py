@@ -1,4 +1,4 @@
-"""Search arguments -> SearchRequest: defaults, filters, and the 400s of reference §4.2."""
+"""Search arguments -> SearchRequest: defaults, filters, and the 400s of docs/reference-behaviour.md#search-parameters."""
 
 from __future__ import annotations
 

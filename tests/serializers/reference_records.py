@@ -76,7 +76,7 @@ def make_record(recid: int, metadata: dict[str, Any], *, files: list | None = No
         record["files"] = files
         record["links"]["bucket"] = f"{BASE}/api/files/{files[0]['bucket']}"
     if not doi.startswith(PREFIX + "/"):
-        # External DOIs get no concept DOI (reference §5.8).
+        # External DOIs get no concept DOI (docs/reference-behaviour.md#doi-rules).
         del record["conceptdoi"], record["links"]["conceptdoi"], record["links"]["conceptbadge"]
     record.update(top)
     return record

@@ -20,8 +20,11 @@ def test_accept_application_json_answers_the_array(client):
                                     "text/html,application/xhtml+xml,*/*;q=0.8"])
 def test_other_clients_get_the_envelope(client, accept):
     headers = {"Accept": accept} if accept else {}
-    body = client.get(URL, query_string={"q": "cc-by"}, headers=headers).json
+    response = client.get(URL, query_string={"q": "cc-by"}, headers=headers)
+    body = response.json
     assert body["hits"]["hits"][0]["id"] == "cc-by" and "links" in body
+    # Labelled as asked: a v1 media type named, or plain JSON for no preference
+    assert response.mimetype == (accept if accept and accept.endswith("v1+json") else "application/json")
 
 
 @pytest.mark.parametrize("q", ["(", ")", '"unclosed', "cc-by AND", "[a TO", "a:b:(", "(" * 200 + "mit" + ")" * 200,

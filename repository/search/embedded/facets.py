@@ -29,7 +29,7 @@ enough (`Listed.proving`); when the counts fall short anyway, the pass above fol
 
 What the facets cost is then mostly tantivy's: executing the query a second time (the binding has no collector
 that would gather hits, total and aggregations in one pass), a filter per candidate tested against each match, and
-reading each match's file types (README, Performance).
+reading each match's file types (docs/performance.md#reading-the-figures).
 """
 
 from __future__ import annotations
