@@ -4,6 +4,7 @@ server over TLS for end-to-end checks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -29,11 +31,15 @@ from repository.storage.tables import metadata
 from repository.vocabularies import loader
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
+# `opensearch`: the service's tests search the real OpenSearch node instead of the embedded engine (make_settings).
+TEST_SEARCH = os.environ.get("TEST_SEARCH", "embedded")
 # Loaded once into the template and kept between tests (tests that reload them restore the built-in data).
 VOCABULARY_TABLES = {"licenses", "license_aliases", "funders", "grants"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Fixtures that start the real server (gunicorn over TLS): seconds each, so their tests are `slow`.
 LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers"}
+# Parameter values that put a test on the real OpenSearch node (the search suites' backends and wire modes).
+OPENSEARCH_PARAMS = {"opensearch", "node"}
 
 
 _BUILDERS: dict[tuple, Callable[..., tuple[str, str]]] = {}
@@ -67,9 +73,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests on a live server and end-to-end tests are `slow` (before `-m "not slow"` deselects), wherever they are."""
+    """Tests on a live server, end-to-end tests and tests on the real OpenSearch node (a JVM started per process)
+    are `slow` (before `-m "not slow"` deselects), wherever they are."""
     for item in items:
-        if LIVE_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("e2e"):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_the_node = "opensearch_url" in getattr(item, "fixturenames", ()) or any(
+            value in OPENSEARCH_PARAMS for value in params.values() if isinstance(value, str))
+        if LIVE_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("e2e") or on_the_node:
             item.add_marker(pytest.mark.slow)
 
 
@@ -101,6 +111,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if skipped:
         line += f"; {skipped} browser tests skipped (BROWSER_TESTS=skip)"
     terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real OpenSearch node: OPENSEARCH_URL when set, else one started for this test process in one JVM from
+    Maven Central's artifacts (tests/helpers/opensearch_node.py), its data under the session's temporary
+    directory, stopped at the end. Skipped only where neither can be had (no Java and Maven here)."""
+    if os.environ.get("OPENSEARCH_URL"):
+        yield os.environ["OPENSEARCH_URL"]
+        return
+    from helpers.opensearch_node import OpenSearchCluster, java_available
+
+    if not java_available():
+        pytest.skip("OPENSEARCH_URL is not set and there is no java and mvn to start a node")
+    with OpenSearchCluster.start(tmp_path_factory.mktemp("opensearch")) as cluster:
+        yield cluster.url
 
 
 @pytest.fixture(scope="session")
@@ -165,13 +191,34 @@ def _build_settings(instance_path: str, database_url: str, overrides: dict) -> S
 
 
 @pytest.fixture
-def make_settings(tmp_path, database_url: str) -> Callable[..., Settings]:  # type: ignore[no-untyped-def]
-    """Build test settings: instance under tmp_path, the test database; keyword overrides win."""
+def make_settings(tmp_path, database_url: str, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Build test settings: instance under tmp_path, the test database; keyword overrides win.
+
+    With TEST_SEARCH=opensearch the service searches the real OpenSearch node (the scaled shape without Docker):
+    SEARCH_URL is the node's and each test gets an index prefix of its own, deleted afterwards."""
+    search: dict[str, str] = {}
+    if TEST_SEARCH == "opensearch":
+        prefix = f"svc{uuid.uuid4().hex[:12]}"
+        search = {"SEARCH_URL": request.getfixturevalue("opensearch_url"), "SEARCH_INDEX_PREFIX": prefix}
+        request.addfinalizer(lambda: _drop_opensearch_indices(search["SEARCH_URL"], prefix))
 
     def build(**overrides) -> Settings:  # type: ignore[no-untyped-def]
-        return _build_settings(str(tmp_path / "instance"), database_url, overrides)
+        return _build_settings(str(tmp_path / "instance"), database_url, {**search, **overrides})
 
-    return build
+    yield build
+
+
+def _drop_opensearch_indices(url: str, prefix: str) -> None:
+    from opensearchpy import OpenSearch
+    from opensearchpy.exceptions import NotFoundError
+
+    client = OpenSearch(url)
+    try:
+        client.indices.delete(index=f"{prefix}*", params={"allow_no_indices": "true", "expand_wildcards": "all"})
+        with contextlib.suppress(NotFoundError):
+            client.indices.delete_index_template(name=prefix)
+    finally:
+        client.close()
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
-"""Backends for the search contract suite: embedded always, OpenSearch when OPENSEARCH_URL is set."""
+"""Backends for the search contract suite: the embedded engine, and a real OpenSearch node (OPENSEARCH_URL, or the
+node the tests start) reached through the listener that checks every request against OpenSearch's specification."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,17 +18,25 @@ from repository.search.mapping import fields
 from repository.search.open import open_search
 
 from .factories import corpus
+from .opensearch_listener import Listener
 
-OPENSEARCH_URL = os.environ.get("OPENSEARCH_URL")
-BACKENDS = ["embedded", pytest.param("opensearch", marks=pytest.mark.skipif(
-    not OPENSEARCH_URL, reason="OPENSEARCH_URL is not set: no OpenSearch server to run the contract suite on"))]
+BACKENDS = ["embedded", "opensearch"]
 
 
-def _open(kind: str, tmp: Any) -> tuple[SearchBackend, Callable[[], None]]:
+@pytest.fixture(scope="session")
+def opensearch_proxy(opensearch_url: str) -> Iterator[Listener]:
+    """The checking proxy in front of the real node: the node answers, the specification checks both ways."""
+    with Listener(upstream=opensearch_url).running() as proxy:
+        yield proxy
+
+
+def _open(kind: str, tmp: Any, request: pytest.FixtureRequest) -> tuple[SearchBackend, Callable[[], None]]:
     if kind == "embedded":
         return open_search(f"embedded://{tmp}"), lambda: None
+    proxy: Listener = request.getfixturevalue("opensearch_proxy")
+    seen = len(proxy.problems)
     prefix = f"test{uuid.uuid4().hex[:10]}"
-    backend = open_search(OPENSEARCH_URL, prefix=prefix, verify_certs=False, ssl_show_warn=False)
+    backend = open_search(proxy.url, prefix=prefix, timeout=60)
 
     def cleanup() -> None:
         backend.client.indices.delete(index=f"{prefix}-*", params={"allow_no_indices": "true"})
@@ -36,6 +44,7 @@ def _open(kind: str, tmp: Any) -> tuple[SearchBackend, Callable[[], None]]:
             backend.client.indices.delete_index_template(name=prefix)
         except NotFoundError:
             pass
+        assert proxy.problems[seen:] == [], "requests or answers outside OpenSearch's specification"
 
     return backend, cleanup
 
@@ -64,7 +73,7 @@ def _load(kind: str, backend: SearchBackend, docs: list[dict[str, Any]]) -> None
 @pytest.fixture(scope="module", params=LOADS)
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchBackend]:
     """A backend holding the generated corpus (read-only for the tests using it)."""
-    backend, cleanup = _open(request.param.partition("-")[0], tmp_path_factory.mktemp("loaded"))
+    backend, cleanup = _open(request.param.partition("-")[0], tmp_path_factory.mktemp("loaded"), request)
     # Reversed, so the engine's internal order (insertion) disagrees with the recid tie-breaker.
     _load(request.param, backend, [to_index_document(r) for r in reversed(corpus())])
     yield backend
@@ -74,6 +83,6 @@ def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(params=BACKENDS)
 def fresh(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[SearchBackend]:
     """An empty backend for tests that write."""
-    backend, cleanup = _open(request.param, tmp_path)
+    backend, cleanup = _open(request.param, tmp_path, request)
     yield backend
     cleanup()

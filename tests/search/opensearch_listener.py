@@ -3,8 +3,12 @@ request is checked against OpenSearch's API specification (`opensearch_spec`), a
 shape the specification gives the operation's response (and checked against it before it is sent).
 
 It keeps what the protocol needs to answer consistently (templates, indices, aliases) and nothing more: it does
-not search. A search answers the hits a test queued with `answer_hits`, or none; the contract suite needs a real
-cluster for results (README: "The OpenSearch backend, offline and against a cluster").
+not search. A search answers the hits a test queued with `answer_hits`, or none.
+
+With `upstream` (a real node's URL) it is a checking proxy instead: every request is checked as above and then
+sent to the node, and the node's real answer is checked against the specification's response shape and passed
+back. The contract suite and the wire tests run through it against the node the tests start
+(tests/helpers/opensearch_node.py), so a real engine answers and the specification still sees every request.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import jsonschema
 import orjson
+import urllib3
 from helpers.http import free_port
 
 from .opensearch_spec import Check, Spec, document_schema, spec
@@ -30,8 +35,11 @@ Answer = tuple[int, Any]
 class Listener:
     """The stand-in cluster: `url` to point a backend at, `checks` of every request, `problems` found."""
 
-    def __init__(self, checker: Spec | None = None) -> None:
+    def __init__(self, checker: Spec | None = None, upstream: str | None = None) -> None:
         self.spec = checker or spec()
+        self.upstream = upstream.rstrip("/") if upstream else None
+        self._shapes: dict[tuple[str, int, bytes], list[str]] = {}
+        self._pool = urllib3.PoolManager(maxsize=8, retries=False, timeout=urllib3.Timeout(connect=5, read=120))
         self.checks: list[Check] = []
         self.answer_problems: list[str] = []
         self.templates: dict[str, dict[str, Any]] = {}
@@ -73,11 +81,36 @@ class Listener:
                 return 400, _error("x_content_parse_exception", "; ".join(check.problems)[:2000], 400)
             if self.failures:
                 return self.failures.popleft()
-            status, answer = self.dispatch(op.spec["x-operation-group"], target, body)
+            if self.upstream:
+                status, answer = self.forward(op.spec["x-operation-group"], method, target, body, content_type)
+            else:
+                status, answer = self.dispatch(op.spec["x-operation-group"], target, body)
             if method != "HEAD":
                 self.answer_problems += [f"answer to {method} {target}: {p}"
-                                         for p in self.spec.check_response(op, status, _sample(answer))]
+                                         for p in self.check_answer(op, status, answer)]
             return status, answer
+
+    def check_answer(self, op: Any, status: int, answer: Any) -> list[str]:
+        """The problems of an answer's shape. A real node's answers are cut to one element per list (a page's
+        hits, a facet's buckets: every element has the same schema) and checked once per distinct shape: the
+        specification's aggregation schemas are unions, and checking each bucket of each facet took seconds."""
+        if not self.upstream:
+            return self.spec.check_response(op, status, _sample(answer))
+        reduced = _first_of_lists(answer)
+        key = (op.id, status, orjson.dumps(_skeleton(reduced), option=orjson.OPT_SORT_KEYS))
+        if key not in self._shapes:
+            self._shapes[key] = self.spec.check_response(op, status, reduced)
+        return self._shapes[key]
+
+    def forward(self, group: str, method: str, target: str, body: bytes, content_type: str) -> Answer:
+        """The real node's answer to a request that passed the checks. The listener's own bookkeeping (templates
+        and aliases: what the document checks need) follows the request when it succeeded."""
+        response = self._pool.request(method, self.upstream + target, body=body or None,
+                                      headers={"Content-Type": content_type or "application/json"})
+        answer = orjson.loads(response.data) if response.data.strip() else None
+        if response.status < 300 and group in _BOOKKEPT:
+            self.dispatch(group, target, body)
+        return response.status, answer
 
     def documents(self, name: str) -> Any:
         """The document validator of the index (or alias) `name`: from the template whose pattern it matches."""
@@ -196,6 +229,11 @@ class Listener:
             thread.join()
 
 
+# The operations whose effect the listener keeps (the rest it only answers offline).
+_BOOKKEPT = frozenset({"indices.put_index_template", "indices.delete_index_template", "indices.create",
+                       "indices.delete", "indices.update_aliases"})
+
+
 def _sample(answer: Any) -> Any:
     """The answer with at most 20 hits or bulk items: the rest have the same shape (a page of 1000 took seconds)."""
     if isinstance(answer, dict) and isinstance(answer.get("hits"), dict):
@@ -203,6 +241,24 @@ def _sample(answer: Any) -> Any:
     if isinstance(answer, dict) and isinstance(answer.get("items"), list):
         return {**answer, "items": answer["items"][:20]}
     return answer
+
+
+def _first_of_lists(value: Any) -> Any:
+    """`value` with every list cut to its first element, at every depth."""
+    if isinstance(value, dict):
+        return {k: _first_of_lists(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_first_of_lists(v) for v in value[:1]]
+    return value
+
+
+def _skeleton(value: Any) -> Any:
+    """The shape of a value: its keys and the types of its leaves (what decides which schema branch it meets)."""
+    if isinstance(value, dict):
+        return {k: _skeleton(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_skeleton(v) for v in value]
+    return type(value).__name__
 
 
 def _empty_aggregate(agg: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 (and the shape of a response) against the operation OpenSearch declares for them.
 
 The specification (tests/schemas/opensearch-api, see tests/schemas/SOURCES.md) is loaded once per process and
-adjusted in two ways, both documented in the README:
+adjusted in two ways, both documented in docs/operators/opensearch.md#checks:
 
 - `oneOf` is read as `anyOf`: its alternatives overlap (a `term` value may be a string or an object holding one;
   a string matches several `FieldValue` alternatives), so "exactly one" would reject valid requests;

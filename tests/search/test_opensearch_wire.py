@@ -1,12 +1,16 @@
-"""The OpenSearch backend on the wire, offline: the real opensearch-py client against a listener that checks every
-request with OpenSearch's own API specification (tests/search/opensearch_spec.py) and answers in its response
-shapes. It proves the requests are ones OpenSearch accepts; results need a real cluster (test_contract.py)."""
+"""The OpenSearch backend on the wire: the real opensearch-py client against a listener that checks every request
+with OpenSearch's own API specification (tests/search/opensearch_spec.py). Each test runs twice: `offline`, where
+the listener answers in the specification's response shapes, and `node`, where it forwards every checked request to
+the real node the tests start and checks the node's answers too. Tests that script the answers (queued hits, a
+failing cluster, a vanished index) run offline only; results are the contract suite's (test_contract.py)."""
 
 from __future__ import annotations
 
 import re
 import tomllib
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,8 @@ import orjson
 import pytest
 import yaml
 from helpers.search import ids, run
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import NotFoundError
 
 from repository.errors import BadRequest, ServiceUnavailable
 from repository.search.backend import SearchBackend
@@ -46,23 +52,47 @@ SEARCHES: list[dict[str, Any]] = [
 ]
 
 
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    with Listener().running() as running:
+MODES = ["offline", "node"]
+OFFLINE = pytest.mark.parametrize("listener", ["offline"], indirect=True)
+
+
+@contextmanager
+def _listening(mode: str, request: pytest.FixtureRequest) -> Iterator[tuple[Listener, str]]:
+    """A listener (offline, or forwarding to the node) and the index prefix to use on it: "records" offline, a
+    prefix of its own on the shared node, whose indices and template are deleted afterwards."""
+    upstream = request.getfixturevalue("opensearch_url") if mode == "node" else None
+    prefix = "records" if upstream is None else f"wire{uuid.uuid4().hex[:10]}"
+    with Listener(upstream=upstream).running() as running:
+        yield running, prefix
+        if upstream is not None:
+            client = OpenSearch(upstream)
+            client.indices.delete(index=f"{prefix}*", params={"allow_no_indices": "true"})
+            with suppress(NotFoundError):
+                client.indices.delete_index_template(name=prefix)
+            client.close()
+
+
+@pytest.fixture(params=MODES)
+def listener(request: pytest.FixtureRequest) -> Iterator[Listener]:
+    with _listening(request.param, request) as (running, prefix):
+        running.prefix = prefix  # the tests' index prefix, read by `backend` and the tests that name the index
         yield running
 
 
 @pytest.fixture
 def backend(listener: Listener) -> SearchBackend:
     """The OpenSearch backend as the service opens it, pointed at the listener."""
-    return open_search(listener.url, prefix="records", timeout=5, max_retries=0)
+    return open_search(listener.url, prefix=listener.prefix, timeout=30, max_retries=0)
 
 
-@pytest.fixture(scope="module")
-def reader() -> Iterator[tuple[Listener, SearchBackend]]:
-    """One listener and backend for the read-only searches (set up once)."""
-    with Listener().running() as running:
-        yield running, open_search(running.url, prefix="records", timeout=5, max_retries=0)
+@pytest.fixture(scope="module", params=MODES)
+def reader(request: pytest.FixtureRequest) -> Iterator[tuple[Listener, SearchBackend]]:
+    """One listener and backend for the read-only searches (set up once per mode); on the node, over the corpus."""
+    with _listening(request.param, request) as (running, prefix):
+        backend = open_search(running.url, prefix=prefix, timeout=30, max_retries=0)
+        if request.param == "node":
+            backend.index([to_index_document(r) for r in corpus()])
+        yield running, backend
 
 
 def operations(listener: Listener) -> list[str]:
@@ -76,7 +106,7 @@ def test_first_use_installs_the_template_and_an_aliased_index(listener, backend)
                                     "search"]
     template = orjson.loads(listener.checks[1].body)
     assert template["template"] == load_template()["template"]  # settings and mappings of index_templates/
-    assert orjson.loads(listener.checks[3].body) == {"aliases": {"records": {}}}
+    assert orjson.loads(listener.checks[3].body) == {"aliases": {listener.prefix: {}}}
     assert listener.problems == []
 
 
@@ -107,6 +137,7 @@ def test_searches_ask_for_the_shard_request_cache(listener, backend):
     assert listener.problems == []
 
 
+@OFFLINE
 def test_cursor_pages_send_search_after(listener, backend):
     keys = [to_index_document(make_record(n))["sort_publication_date"] for n in (1, 2)]
     listener.answer_hits([{"_source": {"record": {"id": n}}, "sort": [k]} for n, k in zip((1, 2), keys, strict=True)],
@@ -130,7 +161,7 @@ def test_writes_reindex_and_swap(listener, backend):
     assert backend.bulk_load(iter(docs), batch_size=16) == len(docs)
     backend.swap()
     assert not backend.building()
-    assert listener.resolve("records") == [name]
+    assert listener.resolve(listener.prefix) == [name]
     groups = [c.operation.spec["x-operation-group"] for c in listener.checks]
     assert {"bulk", "indices.get_alias", "indices.create", "indices.refresh", "indices.update_aliases",
             "indices.delete"} <= set(groups)
@@ -139,6 +170,7 @@ def test_writes_reindex_and_swap(listener, backend):
     assert listener.problems == []
 
 
+@OFFLINE
 def test_revision_listing_pages_with_search_after(listener, backend):
     page = [{"_source": {"recid": n, "revision": 1}, "sort": [n]} for n in range(1000)]
     listener.answer_hits(page, [{"_source": {"recid": 1000, "revision": 3}, "sort": [1000]}])
@@ -148,6 +180,7 @@ def test_revision_listing_pages_with_search_after(listener, backend):
     assert listener.problems == []
 
 
+@OFFLINE
 def test_failures_travel_back_as_errors(listener, backend):
     run(backend)
     listener.fail_next(400, {"error": {"root_cause": [{"type": "parsing_exception", "reason": "bad"}],
@@ -221,11 +254,12 @@ def test_wrong_requests_fail_the_checker(method, target, body):
 def test_wrong_documents_fail_through_the_wire(listener, backend):
     run(backend)
     client = backend.client
-    bad = [{"index": {"_index": "records", "_id": "1"}}, {"recid": "one", "revision": 1},
-           {"index": {"_index": "records", "_id": "2"}}, {"recid": 2, "titel": "unmapped"},
-           {"index": {"_index": "records", "_id": "3"}}, {"recid": 3, "publication_date": "01/02/2020"},
-           {"index": {"_index": "records", "_id": "4"}}, {"recid": 4, "locations.point": [{"lat": 99, "lon": 0}]},
-           {"index": {"_index": "records", "_id": "5"}}, {"recid": 5, "relations.version.is_last": "yes"}]
+    index = listener.prefix
+    bad = [{"index": {"_index": index, "_id": "1"}}, {"recid": "one", "revision": 1},
+           {"index": {"_index": index, "_id": "2"}}, {"recid": 2, "titel": "unmapped"},
+           {"index": {"_index": index, "_id": "3"}}, {"recid": 3, "publication_date": "01/02/2020"},
+           {"index": {"_index": index, "_id": "4"}}, {"recid": 4, "locations.point": [{"lat": 99, "lon": 0}]},
+           {"index": {"_index": index, "_id": "5"}}, {"recid": 5, "relations.version.is_last": "yes"}]
     from opensearchpy.exceptions import RequestError
 
     with pytest.raises(RequestError):
@@ -235,11 +269,12 @@ def test_wrong_documents_fail_through_the_wire(listener, backend):
                      "line 10 relations.version.is_last"):
         assert expected in found, expected
     with pytest.raises(RequestError):
-        client.search(index="records", body=WRONG["a misspelled aggregation key"])
+        client.search(index=index, body=WRONG["a misspelled aggregation key"])
     assert "sise" in "\n".join(listener.checks[-1].problems)
 
 
 # --- versions --------------------------------------------------------------------------------------------
+@OFFLINE
 def test_client_and_image_versions_are_in_the_specification_range(listener, backend):
     assert backend.ping()
     backend.index([to_index_document(make_record(1))])
