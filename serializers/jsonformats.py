@@ -30,11 +30,18 @@ _COPIED = (
 )
 
 
+# The keys of a record's file object in the reference's JSON: strict client models (zenodoclient's RecordFile)
+# take exactly these, so the record JSON carries no other (the SHA-256 is in /api/records/<id>/files, the bucket
+# object and a download's Content-Digest).
+FILE_KEYS = frozenset(("bucket", "checksum", "key", "links", "size", "type"))
+
+
 def v1_record(record: dict[str, Any]) -> dict[str, Any]:
-    """The v1 representation: the record itself without the internal file ids."""
+    """The v1 representation: the record itself, its file objects with the reference's keys only (no internal
+    file ids, nor keys a record stored by an earlier release may still carry)."""
     if not record.get("files"):
         return record
-    files = [{k: v for k, v in item.items() if k != "id"} for item in record["files"]]
+    files = [{k: v for k, v in item.items() if k in FILE_KEYS} for item in record["files"]]
     return {**record, "files": files}
 
 

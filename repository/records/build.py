@@ -135,7 +135,6 @@ def _build(
                 "id": o["file_id"],
                 "bucket": bucket,
                 "checksum": o["checksum"],
-                "checksums": buckets.file_checksums(o),
                 "key": o["key"],
                 "size": o["size"],
                 "type": _file_type(o["key"]),

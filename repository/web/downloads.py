@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import logging
 import os
@@ -85,6 +86,10 @@ def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool) -> Respon
         response.response = _file_range(path, 0, size)
         # The reference's hex form; only on whole files (a checksum of the whole is wrong for a part).
         response.headers["Content-MD5"] = etag.removeprefix("md5:")
+        sha256 = obj.get("sha256")
+        if sha256:  # RFC 9530, as uploads accept it
+            digest = base64.b64encode(bytes.fromhex(sha256)).decode()
+            response.headers["Content-Digest"] = f"sha-256=:{digest}:"
     response.headers["Content-Security-Policy"] = "default-src 'none';"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["X-Download-Options"] = "noopen"

@@ -1,6 +1,8 @@
 """The read side over HTTP: one record, versions, search with every parameter, the envelope and the legacy array."""
 
+import base64
 import datetime as dt
+import hashlib
 
 import pytest
 from helpers.factories import make_deposit, publish, published, upload
@@ -30,6 +32,31 @@ def test_record_v1_shape(client, auth, settings):
     assert set(record["stats"]) >= {"downloads", "views", "version_views", "volume"}
     for key in ("state", "submitted", "doi_url"):
         assert key not in record
+
+
+REFERENCE_FILE_KEYS = {"bucket", "checksum", "key", "links", "size", "type"}
+
+
+def test_record_files_keep_the_reference_keys(client, auth):
+    """Strict clients (zenodoclient's RecordFile takes exactly these keywords) read the record's file objects: no
+    key the reference never had in the record JSON or its search hits. The SHA-256 is offered where an extra key
+    or header breaks nobody: the record's files listing, the bucket object and the download's Content-Digest."""
+    content = b"a,b\n1,2\n"
+    dep = published(client, auth, content=content)
+    for accept in (None, "application/vnd.zenodo.v1+json", "application/vnd.service.v1+json"):
+        headers = {"Accept": accept} if accept else {}
+        record = client.get(f"/api/records/{dep['id']}", headers=headers).json
+        hits = client.get("/api/records/", headers=headers).json["hits"]["hits"]
+        for files in (record["files"], hits[0]["files"]):
+            assert [set(f) for f in files] == [REFERENCE_FILE_KEYS], accept
+    sha256 = hashlib.sha256(content).hexdigest()
+    entries = client.get(f"/api/records/{dep['id']}/files").json["entries"]
+    assert entries[0]["checksums"]["sha256"] == sha256
+    download = client.get(record["files"][0]["links"]["self"].removeprefix("https://localhost"))
+    assert download.data == content
+    assert download.headers["Content-Digest"] == f"sha-256=:{base64.b64encode(hashlib.sha256(content).digest()).decode()}:"
+    part = client.get(record["files"][0]["links"]["self"].removeprefix("https://localhost"), headers={"Range": "bytes=0-1"})
+    assert part.status_code == 206 and "Content-Digest" not in part.headers  # a digest of the whole is wrong for a part
 
 
 def test_views_are_counted(app, client, auth):
