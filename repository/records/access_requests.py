@@ -246,6 +246,9 @@ def _parse_until(until: object) -> dt.datetime | None:
         raise ValidationError(errors=[{"field": "until", "message": "Not a valid date: use YYYY-MM-DD."}]) from None
     if day <= utcnow().date():
         raise ValidationError(errors=[{"field": "until", "message": "Must be in the future."}])
+    if day >= dt.date.max:  # the grant ends the next midnight, which no date holds
+        raise ValidationError(errors=[{"field": "until",
+                                       "message": "Too far in the future: leave it empty for access with no end."}])
     return dt.datetime.combine(day + dt.timedelta(days=1), dt.time())
 
 

@@ -171,6 +171,8 @@ def test_form_refusals_are_pages(app, client):
     assert past.status_code == 303 and "Must be in the future" in owner.get(PAGE).get_data(as_text=True)
     garbled = post_form(owner, action(html, "accept"), {"until": "soon"}, page=PAGE)
     assert garbled.status_code == 303 and "not valid" in owner.get(PAGE).get_data(as_text=True)
+    last_day = post_form(owner, action(html, "accept"), {"until": "9999-12-31"}, page=PAGE)
+    assert last_day.status_code == 303 and "leave it empty" in owner.get(PAGE).get_data(as_text=True)
     assert WHY in owner.get(PAGE).get_data(as_text=True)  # still pending
 
     assert client.get(PAGE).status_code == 302 and "/login/" in client.get(PAGE).headers["Location"]

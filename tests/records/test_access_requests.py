@@ -171,7 +171,7 @@ def test_bad_requests_get_clear_errors(app, client, auth, make_token):
     second = client.post(url, json={"justification": "Again."}, headers=reader)
     assert second.status_code == 409 and str(first.json["id"]) in second.json["message"]
     request_id = first.json["id"]
-    for until in ("yesterday", dt.date.today().isoformat(), "2020-01-01", 20990101):
+    for until in ("yesterday", dt.date.today().isoformat(), "2020-01-01", 20990101, "9999-12-31"):
         answer = client.post(requests_url(dep["id"], request_id, "accept"), json={"until": until}, headers=auth)
         assert answer.status_code == 400 and answer.json["errors"][0]["field"] == "until", until
     assert client.post(requests_url(dep["id"], 999999, "accept"), json={}, headers=auth).status_code == 404
