@@ -30,16 +30,17 @@ def _decide(identifier: str, request_id: int, accept: bool) -> Response:
 
 
 @bp.post("/<int:request_id>/accept")
-@require_scope()
+@require_scope("deposit:actions")
 @doc(responses={"200": {"description": "The accepted request."}})
 def accept(identifier: str, request_id: int) -> Response:
-    """Accept a record (all its versions) into the community; owner only."""
+    """Accept a record (all its versions) into the community; owner only (403), with `deposit:actions` (403), as
+    deciding an access request."""
     return _decide(identifier, request_id, True)
 
 
 @bp.post("/<int:request_id>/reject")
-@require_scope()
+@require_scope("deposit:actions")
 @doc(responses={"200": {"description": "The rejected request."}})
 def reject(identifier: str, request_id: int) -> Response:
-    """Reject a record's request to join the community; owner only."""
+    """Reject a record's request to join the community; owner only (403), with `deposit:actions` (403)."""
     return _decide(identifier, request_id, False)

@@ -68,3 +68,24 @@ def test_unknown_community_is_a_validation_error(client, auth):
     response = client.post(API, json={"metadata": {"communities": [{"identifier": "nowhere"}]}}, headers=auth)
     assert response.status_code == 400
     assert response.json["errors"][0]["field"] == "metadata.communities.0.identifier"
+
+
+def test_deciding_needs_the_actions_scope(client, make_token):
+    """A token with no scopes only reads (the documented read-only token): it lists the requests but neither
+    accepts nor rejects them (403 naming the scope); `deposit:write` alone does not decide either."""
+    curator = {"Authorization": f"Bearer {make_token('curator@example.org')}"}
+    reader = {"Authorization": f"Bearer {make_token('curator@example.org', scopes=())}"}
+    writer = {"Authorization": f"Bearer {make_token('curator@example.org', scopes=('deposit:write',))}"}
+    author = {"Authorization": f"Bearer {make_token('author@example.org')}"}
+    make_community(client, curator, "geology")
+    published(client, author, communities=[{"identifier": "geology"}])
+    listed = client.get("/api/communities/geology/requests/", headers=reader)
+    assert listed.status_code == 200
+    request_id = listed.json[0]["id"]
+    for verb in ("accept", "reject"):
+        for token in (reader, writer):
+            refused = client.post(f"/api/communities/geology/requests/{request_id}/{verb}", headers=token)
+            assert refused.status_code == 403 and "deposit:actions" in refused.json["message"], verb
+    assert client.get("/api/communities/geology/requests/", headers=curator).json[0]["status"] == "pending"
+    accepted = client.post(f"/api/communities/geology/requests/{request_id}/accept", headers=curator)
+    assert accepted.status_code == 200 and accepted.json["status"] == "accepted"
