@@ -150,6 +150,9 @@ def confirm(conn: Connection, settings: Settings, secret: bytes, token: str) -> 
 
 
 def _short(title: str) -> str:
+    """The title as a mail's subject shows it: one line (a line break in a header is refused), at most 80
+    characters."""
+    title = " ".join(title.split())
     return title if len(title) <= 80 else title[:77] + "..."
 
 

@@ -201,3 +201,18 @@ def test_a_guest_confirms_the_address_before_the_owner_hears(app, client, auth):
     listed = client.get(requests_url(dep["id"]), headers=auth).json
     assert [(r["status"], r["requester"]["email"], r["requester"]["user_id"]) for r in listed] == [
         ("pending", guest, None)]
+
+
+def test_a_title_with_a_line_break_does_not_stop_the_request(app, client, auth, make_token):
+    """The record's title goes into the mails' subjects, which are one line: a title with a line break is folded
+    into one line there (it was a 500 for everyone asking), the request made and every mail sent."""
+    dep = published(client, auth, title="Soil cores\r\nfrom the north slope", **RESTRICTED)
+    made = client.post(requests_url(dep["id"]), json={"justification": WHY}, headers=bearer(make_token, READER))
+    assert made.status_code == 201, made.json
+    guest = client.post(requests_url(dep["id"]), json={"justification": WHY, "email": "guest@example.net"})
+    assert guest.status_code == 201, guest.json
+    assert sent_mail(app, "guest@example.net")[-1]["Subject"].endswith("Soil cores from the north slope")
+    assert sent_mail(app, OWNER)[-1]["Subject"] == "Access request for Soil cores from the north slope"
+    decided = client.post(requests_url(dep["id"], made.json["id"], "reject"), json={}, headers=auth)
+    assert decided.status_code == 200
+    assert sent_mail(app, READER)[-1]["Subject"].endswith(": Soil cores from the north slope")
