@@ -28,6 +28,7 @@ MAX_LINE_CHARS = 1_000_000
 # A preview is built on the first request, anonymous ones included: it holds the first rows only (about 2 s of
 # work), and says when the file has more. The whole file is downloaded, or validated in the background.
 MAX_ROWS = 100_000
+INT64_MAX = 2**63 - 1  # SQLite's integers (and orjson's) are 64-bit
 INFO_TABLE = "_info"
 
 _PYTHON_TYPES: dict[str, type] = {"integer": int, "number": float}
@@ -138,9 +139,12 @@ def _filter_value(name: str, kind: str, value: Any) -> Any:
     if value is None or kind not in _PYTHON_TYPES or not isinstance(value, str):
         return value
     try:
-        return _PYTHON_TYPES[kind](value)
+        converted = _PYTHON_TYPES[kind](value)
     except ValueError:
         raise BadRequest("Invalid filter.", [field_error(name, f"Not a valid {kind}: {value!r}.")]) from None
+    if isinstance(converted, int) and abs(converted) > INT64_MAX:
+        raise BadRequest("Invalid filter.", [field_error(name, f"Out of range: {kind}s have at most 64 bits.")])
+    return converted
 
 
 def query_preview(

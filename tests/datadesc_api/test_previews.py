@@ -53,6 +53,20 @@ def test_bad_preview_requests(package_deposit, client, auth):
     assert not_a_table.status_code == 404 and "CSV" in not_a_table.json["message"]
 
 
+def test_numbers_past_64_bits_are_400s(package_deposit, client, auth):
+    """A guest's preview with an offset, a limit or an integer filter past 64 bits: a 400 naming it, not a 500
+    (the answer echoes the offset, and SQLite takes no such integer)."""
+    dep, uploaded = package_deposit()
+    record = publish(client, auth, dep)
+    csv_id = uploaded["data.csv"]["id"]
+    huge = str(2**64)
+    for name in ("offset", "limit", "year"):
+        answer = _preview(client, record["id"], csv_id, f"?{name}={huge}")
+        assert answer.status_code == 400, (name, answer.status_code)
+        assert answer.json["errors"][0]["field"] == name
+    assert _preview(client, record["id"], csv_id, f"?offset={2**63 - 1}").json["rows"] == []  # the largest: past the end
+
+
 def test_preview_access_is_as_for_downloads(package_deposit, client, auth, make_token):
     dep, uploaded = package_deposit(access_right="closed")
     record = publish(client, auth, dep)

@@ -13,7 +13,7 @@ from typing import Any
 
 from repository.datadesc import DESCRIPTOR_NAME, build_preview_db, field_types_for, parse_json
 from repository.datadesc.checks.rows import sibling_key
-from repository.datadesc.preview import COLUMNS_TABLE, DEFAULT_LIMIT
+from repository.datadesc.preview import COLUMNS_TABLE, DEFAULT_LIMIT, INT64_MAX
 from repository.errors import BadRequest, NotFound, field_error
 from repository.files.buckets import ObjectRow
 from repository.files.store import FileStore
@@ -88,5 +88,7 @@ def page_args(args: Mapping[str, str], reserved: set[str]) -> dict[str, Any]:
             out[name] = int(raw) if raw not in (None, "") else default
         except ValueError:
             raise BadRequest("Invalid page.", [field_error(name, f"Not an integer: {raw!r}.")]) from None
+        if abs(out[name]) > INT64_MAX:
+            raise BadRequest("Invalid page.", [field_error(name, "Too large: at most 9223372036854775807.")])
     out["filters"] = {name: value for name, value in args.items() if name not in reserved}
     return out
