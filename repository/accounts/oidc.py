@@ -28,6 +28,7 @@ from repository.timeutil import utcnow
 
 LINK_PURPOSE = "oidc-email"
 _PROVIDER_WIDTH = 64  # user_identities.provider
+_SUBJECT_WIDTH = 255  # user_identities.subject (OpenID Connect's own bound on `sub`, which providers may not keep)
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,11 @@ class ProviderClaims:
 
     @property
     def verified_email(self) -> str | None:
-        if self.email_verified and self.email and EMAIL_RE.match(self.email.strip()):
-            return self.email.strip().lower()
+        """The address the provider verified, if it is a usable one (an account's address is at most MAX_EMAIL
+        characters: a longer one is not taken, and the person is asked for one)."""
+        email = (self.email or "").strip()
+        if self.email_verified and EMAIL_RE.match(email) and len(email) <= MAX_EMAIL:
+            return email.lower()
         return None
 
 
@@ -54,16 +58,24 @@ def provider_key(issuer: str) -> str:
     return "sha256:" + hashlib.sha256(issuer.encode("utf-8")).hexdigest()[: _PROVIDER_WIDTH - 7]
 
 
+def subject_key(subject: str) -> str:
+    """The `subject` column's value for a `sub`: itself, or, for one longer than the column, a digest of it that
+    stays the same for that `sub` (as provider_key does for issuers)."""
+    if len(subject) <= _SUBJECT_WIDTH:
+        return subject
+    return "sha256:" + hashlib.sha256(subject.encode("utf-8")).hexdigest()
+
+
 def find_identity_user(conn: Connection, issuer: str, subject: str) -> dict | None:
     """The user linked to (issuer, subject), whatever their state, or None."""
     user_id = conn.execute(select(user_identities.c.user_id).where(
-        user_identities.c.provider == provider_key(issuer), user_identities.c.subject == subject)).scalar()
+        user_identities.c.provider == provider_key(issuer), user_identities.c.subject == subject_key(subject))).scalar()
     return get_user(conn, user_id) if user_id is not None else None
 
 
 def link_identity(conn: Connection, user_id: int, issuer: str, subject: str) -> None:
-    conn.execute(insert(user_identities).values(user_id=user_id, provider=provider_key(issuer), subject=subject,
-                                                created=utcnow()))
+    conn.execute(insert(user_identities).values(user_id=user_id, provider=provider_key(issuer),
+                                                subject=subject_key(subject), created=utcnow()))
 
 
 def sign_in_user(conn: Connection, claims: ProviderClaims, signup_enabled: bool) -> dict | None:

@@ -274,3 +274,27 @@ def test_without_a_provider_the_pages_are_404_and_there_is_no_button(make_settin
 def test_with_a_provider_the_sign_in_page_has_the_button(client: FlaskClient) -> None:
     page = client.get("/login/?next=/account/settings/").get_data(as_text=True)
     assert re.search(r'href="/login/oidc/\?next=[^"]*settings[^"]*">Sign in with Stand-in</a>', page)
+
+
+def test_claims_longer_than_the_columns_sign_in_or_ask(app: Flask, client: FlaskClient,
+                                                       provider: StandInProvider) -> None:
+    """A provider's `sub` past the identity column's 255 characters still signs its person in, to the same account
+    each time; a verified address longer than any usable one (254) is not taken: the person is asked for one.
+    Neither is a 500 (PostgreSQL refused the insert)."""
+    long_sub = "s" * 300
+    provider.person = {"sub": long_sub, "email": "lin@example.org", "email_verified": True}
+    assert sign_in_with_provider(client, provider).status_code in (302, 303)
+    assert signed_in_email(client) == "lin@example.org"
+    sign_out(client)
+    provider.person = {"sub": long_sub}
+    assert sign_in_with_provider(client, provider).status_code in (302, 303)
+    assert signed_in_email(client) == "lin@example.org"
+    sign_out(client)
+    provider.person = {"sub": "other-" + long_sub, "email": "x" * 250 + "@example.org", "email_verified": True}
+    answer = sign_in_with_provider(client, provider)
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/login/oidc/email")
+    assert signed_in_email(client) is None
+    post_form(client, "/login/oidc/email", {"email": "max@example.org"})
+    link = last_link(app, "max@example.org", "/login/oidc/confirm/")
+    assert post_form(client, link, {}).status_code in (302, 303)
+    assert signed_in_email(client) == "max@example.org"
