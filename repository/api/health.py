@@ -6,16 +6,19 @@ from __future__ import annotations
 import hmac
 import logging
 
-from flask import Blueprint, Flask, Response, g, request
+from flask import Blueprint, Flask, Response, current_app, g, request
+from limits import parse_many
 
-from repository.errors import NotFound, ServiceUnavailable, Unauthorized
+from repository.errors import ApiError, NotFound, ServiceUnavailable, Unauthorized
 from repository.web import metrics
 from repository.web.health import readiness
 from repository.web.openapi import doc
+from repository.web.ratelimit import limiter_of
 from repository.web.request import json_response, services
 
 bp = Blueprint("health", __name__)
 log = logging.getLogger(__name__)
+SCRAPE_LIMITS = parse_many("60/minute")  # per client address, whatever the token
 
 CHECK = {"type": "object", "properties": {"ok": {"type": "boolean"}, "ms": {"type": "number"},
                                           "error": {"type": "string"}}}
@@ -64,6 +67,7 @@ def readyz() -> Response:
 @bp.get("/metrics")
 @doc(responses={"200": {"description": "Prometheus text exposition.", "content": {"text/plain": {}}},
                 "401": {"description": "No bearer token, or not METRICS_TOKEN."},
+                "429": {"description": "More than 60 scrapes a minute from the address, whatever the token."},
                 "404": {"description": "Metrics are off (METRICS_TOKEN is empty)."}})
 def metrics_view() -> Response:
     """Prometheus metrics of every server process; needs `Authorization: Bearer <METRICS_TOKEN>` (404 while
@@ -71,6 +75,12 @@ def metrics_view() -> Response:
     token = services().settings.METRICS_TOKEN
     if not token:
         raise NotFound("The requested URL was not found on the server.")
+    # Every scrape counts before the token is compared (a refused guesser cannot tell a right guess by its answer):
+    # a Prometheus scrapes a few times a minute; a guesser gets no further than this.
+    wait = limiter_of(current_app).count(f"metrics/client/{request.remote_addr or '-'}", SCRAPE_LIMITS)
+    if wait is not None:
+        raise ApiError(f"Too many scrapes from this address: retry in {wait} s.", status=429,
+                       headers={"Retry-After": str(wait)})
     kind, _, given = request.headers.get("Authorization", "").partition(" ")
     if kind.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise Unauthorized("Scraping /metrics needs the bearer token METRICS_TOKEN.",

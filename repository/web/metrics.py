@@ -64,13 +64,18 @@ def install(app: Flask) -> None:
         return response
 
 
+# The methods HTTP defines; any other a client sends is counted as "other" (one series, not one per invention).
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"))
+
+
 def _count(response: Response) -> None:
     endpoint = request.endpoint or "unmatched"  # a 404 or 405: one series, not one per URL tried
+    method = request.method if request.method in METHODS else "other"
     status_code = str(response.status_code)
-    REQUESTS.labels(endpoint, request.method, status_code).inc()
+    REQUESTS.labels(endpoint, method, status_code).inc()
     started = g.get("metrics_start")
     if started is not None:
-        LATENCY.labels(endpoint, request.method, status_code).observe(time.perf_counter() - started)
+        LATENCY.labels(endpoint, method, status_code).observe(time.perf_counter() - started)
     if request.content_length:
         RECEIVED.labels(endpoint).inc(request.content_length)
     if response.content_length and request.method != "HEAD":

@@ -49,6 +49,28 @@ def test_the_token_protects_them(make_settings):
     assert client.get("/metrics", headers=SCRAPE).status_code == 200
 
 
+def test_guessing_the_token_is_throttled(make_settings):
+    """Scrapes are counted per address before the token is compared: a guesser past the limit gets 429 whatever it
+    sends (so a right guess is not told apart), at a rate no guessing gets anywhere with."""
+    client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN)))
+    answers = [client.get("/metrics", headers={"Authorization": f"Bearer guess-{n}"}).status_code for n in range(70)]
+    assert set(answers[:60]) == {401} and set(answers[60:]) == {429}
+    refused = client.get("/metrics", headers=SCRAPE)
+    assert refused.status_code == 429 and refused.json["status"] == 429 and int(refused.headers["Retry-After"]) > 0
+
+
+def test_unknown_methods_are_one_series(make_settings):
+    """The method label takes the methods HTTP defines; anything else a client sends counts as `other`, so no
+    guest can add series (memory, until restart) by inventing methods."""
+    client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN)))
+    for n in range(5):
+        client.open("/api/", method=f"BREW{n}")
+    scraped = scrape(client)
+    methods = {dict(labels).get("method") for name, labels in scraped if name == "repository_http_requests_total"}
+    assert not any(m and m.startswith("BREW") for m in methods)
+    assert value(scraped, "repository_http_requests_total", endpoint="unmatched", method="other", status="405") == 5
+
+
 def test_counters_move_with_the_requests(make_settings, make_token):
     client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN, RATELIMIT_GUEST="3/minute")))
     before = scrape(client)
