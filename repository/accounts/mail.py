@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid, parseaddr
+from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from sqlalchemy import Connection, RowMapping, insert, select, update
 
@@ -118,7 +118,8 @@ class Mailer(OnDemandThread):
 
 def _checked_address(value: str) -> str:
     value = _single_line("address", value).strip()
-    if not _ADDRESS.fullmatch(parseaddr(value)[1]):
+    # parseaddr reads the first address only: "a@x.org,postmaster" would be two recipients in the To header.
+    if not _ADDRESS.fullmatch(parseaddr(value)[1]) or len(getaddresses([value])) != 1:
         raise MailError(f"not an e-mail address: {value!r}")
     return value
 

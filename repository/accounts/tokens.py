@@ -21,7 +21,8 @@ SCOPES = ("deposit:write", "deposit:actions")
 NAME_MAX = 100  # a name people choose in the applications area or the API
 # `last_used` is written at most this often per token: one short write a minute, not one per request.
 LAST_USED_EVERY = timedelta(seconds=60)
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
+# One address: no separator or bracket a mail header would read as a second address or a display name.
+EMAIL_RE = re.compile(r"^[^@\s,;<>\"]+@[^@\s,;<>\"]+$")
 
 
 @dataclass(frozen=True)

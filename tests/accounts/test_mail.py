@@ -226,6 +226,7 @@ def test_starttls_with_the_server_certificate(make_services, tmp_path, monkeypat
     ("ada@example.org\r\nBcc: eve@example.org", "Hello"),
     ("Ada <ada@example.org>\nBcc: eve@example.org", "Hello"),
     ("not an address", "Hello"),
+    ("ada@example.org,postmaster", "Hello"),  # one address that the To header would read as two
     ("", "Hello"),
 ])
 def test_line_breaks_and_non_addresses_are_refused(make_services, to, subject):

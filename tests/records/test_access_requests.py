@@ -177,7 +177,7 @@ def test_bad_requests_get_clear_errors(app, client, auth, make_token):
     assert client.post(requests_url(dep["id"], 999999, "accept"), json={}, headers=auth).status_code == 404
     assert client.post(requests_url(dep["id"], request_id, "revoke"), headers=auth).status_code == 409
     # A guest needs a valid address.
-    for email in (None, "", "not-an-address", "a@b@c"):
+    for email in (None, "", "not-an-address", "a@b@c", "me@x.org,postmaster", "me@x.org;eve@y.org", "me@x.org <e@y.org>"):
         answer = client.post(url, json={"justification": WHY, "email": email})
         assert answer.status_code == 400 and answer.json["errors"][0]["field"] == "email", email
 
