@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 
 from repository.errors import BadRequest
 from repository.records import access_requests
 from repository.web.openapi import doc
+from repository.web.ratelimit import throttle_mailing
 from repository.web.request import caller, identity, json_body, json_response, require_scope, services
 
 bp = Blueprint("access_requests", __name__, url_prefix="/api/records/<int:recid>/access/requests")
@@ -48,14 +49,18 @@ def list_requests(recid: int) -> Response:
      responses={"201": {"description": "The request: pending (the owner is mailed), or pending_confirmation for a "
                                        "guest (a confirmation link is mailed to `email`)."},
                 "400": {"description": "Not a restricted record, one's own, or bad fields."},
-                "409": {"description": "An open request or a live grant exists already."}})
+                "409": {"description": "An open request or a live grant exists already."},
+                "429": {"description": "A guest past RATELIMIT_SIGNIN (per client address and per address mailed)."}})
 def create_request(recid: int) -> Response:
     """Ask for access to a restricted record's files with a justification: signed in (a token or a session), or as
     a guest with an `email` that must be confirmed through a mailed link before the owner is told."""
     body = _body()
     s = services()
+    who = identity()
+    if who is None:  # a guest's request mails a confirmation link to the address given
+        throttle_mailing(current_app, s.settings, "access-request", body.get("email"))
     with s.db.write() as conn:
-        row = access_requests.create(conn, s.settings, s.secret, recid, body.get("justification"), identity(),
+        row = access_requests.create(conn, s.settings, s.secret, recid, body.get("justification"), who,
                                      body.get("email"))
     # A requester sees their own request, never the owner's side (its links are the owner's).
     return json_response({"id": row["id"], "record_id": row["recid"], "status": row["status"]}, 201)

@@ -4,7 +4,7 @@ whose address a mailed link confirms), and the owner's page of requests to decid
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, request
+from flask import Blueprint, current_app, flash, redirect, request
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response as BaseResponse
 from wtforms import DateField, EmailField, TextAreaField
@@ -13,6 +13,7 @@ from wtforms.validators import Optional
 from repository.errors import ApiError, ValidationError
 from repository.pages.base import render_page, require_user
 from repository.records import access_requests, read
+from repository.web.ratelimit import throttle_mailing
 from repository.web.request import identity, services
 from repository.web.session import current_user
 
@@ -48,6 +49,8 @@ def request_form(recid: int) -> BaseResponse:
     if request.method == "POST":
         s = services()
         try:
+            if user is None:  # a guest's request mails a confirmation link to the address given
+                throttle_mailing(current_app, s.settings, "access-request", form.email.data)
             with s.db.write() as conn:
                 made = access_requests.create(conn, s.settings, s.secret, recid, form.justification.data,
                                               identity(), None if user else form.email.data)

@@ -24,6 +24,7 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from werkzeug.exceptions import TooManyRequests
 
 from repository.config import Settings
+from repository.errors import ApiError
 from repository.web import ratelimit_store
 from repository.web.cors import is_preflight
 
@@ -176,6 +177,21 @@ class RateLimiter:
 
     def _retry_after(self, hit: Hit) -> int:
         return max(1, math.ceil(self._expires(hit) - time.time()))
+
+
+def throttle_mailing(app: Flask, settings: Settings, kind: str, address: object) -> None:
+    """Count a guest's request that makes the service mail `address` (an access request's confirmation link) against
+    RATELIMIT_SIGNIN, as sign-ups are, per client address and per address mailed (keys of their own: nobody's
+    sign-in is locked by it); ApiError 429 with Retry-After once either has had too many."""
+    limits = parse_many(settings.RATELIMIT_SIGNIN)
+    keys = [f"{kind}/client/{request.remote_addr or '-'}"]
+    if isinstance(address, str) and address.strip():
+        keys.append(f"{kind}/email/{address.strip().lower()[:254]}")
+    waits = [wait for key in keys if (wait := limiter_of(app).count(key, limits)) is not None]
+    if waits:
+        wait = max(waits)
+        raise ApiError(f"Too many requests from here or for this address: retry in {wait} s.", status=429,
+                       headers={"Retry-After": str(wait)})
 
 
 def limiter_of(app: Flask) -> RateLimiter:

@@ -12,6 +12,8 @@ from helpers.mailbox import body, sent_mail
 from helpers.pages import sign_in, sign_up_and_confirm
 from sqlalchemy import update
 
+from app import create_app
+from repository.accounts.tokens import SCOPES, create_token, create_user
 from repository.storage.tables.access_requests import access_requests
 
 OWNER, READER, OTHER = "owner@example.org", "reader@example.org", "other@example.org"
@@ -216,3 +218,20 @@ def test_a_title_with_a_line_break_does_not_stop_the_request(app, client, auth, 
     decided = client.post(requests_url(dep["id"], made.json["id"], "reject"), json={}, headers=auth)
     assert decided.status_code == 200
     assert sent_mail(app, READER)[-1]["Subject"].endswith(": Soil cores from the north slope")
+
+
+def test_guest_requests_that_mail_an_address_are_throttled_as_sign_ups(make_settings):
+    """A guest's access request mails a confirmation link to any address: it counts against RATELIMIT_SIGNIN per
+    client address (and per address mailed), not the generic guest rate; past it, a 429 error object with
+    Retry-After, and no mail."""
+    application = create_app(make_settings(RATELIMIT_SIGNIN="3/15minutes", RATELIMIT_GUEST="100/minute"))
+    client = https_client(application)
+    with application.extensions["repository"].db.write() as conn:
+        owner = {"Authorization": f"Bearer {create_token(conn, create_user(conn, OWNER), list(SCOPES))[1]}"}
+    dep = published(client, owner, **RESTRICTED)
+    answers = [client.post(requests_url(dep["id"]), json={"justification": WHY, "email": f"v{n}@example.net"})
+               for n in range(4)]
+    assert [a.status_code for a in answers] == [201, 201, 201, 429]
+    assert answers[-1].json["status"] == 429 and int(answers[-1].headers["Retry-After"]) > 0
+    assert sent_mail(application, "v3@example.net") == []
+    application.extensions["repository"].db.dispose()
