@@ -10,6 +10,7 @@ import re
 import traceback
 from collections.abc import MutableMapping
 from typing import Any
+from urllib.parse import unquote
 
 from gunicorn.config import Config
 from gunicorn.glogging import Logger as GunicornLogger
@@ -24,18 +25,30 @@ REDACTED = "[redacted]"
 # app whose client is gone): an operator would read a server error, and every benchmark run stopping its
 # connections mid-request left a few.
 CLIENT_CLOSED_REQUEST = 499
-# Query parameters whose values are secrets: a token in the URL, and a password a client put there by mistake.
-_TOKEN = re.compile(r"((?:^|[?&;\s\"'])(?:access_token|token|password|client_secret)(?:=|%3D))[^&;\s\"']*",
-                    re.IGNORECASE)
+# Query parameters whose values are secrets: a token in the URL, and a password a client put there by mistake;
+# matched on the key as the app decodes it (`access%5Ftoken` is access_token).
+_SECRET_KEYS = frozenset(("access_token", "token", "password", "client_secret"))
+_PARAMETER = re.compile(r"((?:^|[?&;\s\"'])([^=&;\s\"'?]+)(?:=|%3D))([^&;\s\"']*)", re.IGNORECASE)
 _BEARER = re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+# Pages whose last path segment is a one-time secret: password reset, the e-mail confirmations (sign-up, a new
+# address, a guest's access request, an OpenID Connect address).
+_PATH_TOKEN = re.compile(r"(/(?:account/(?:reset|confirm|confirm-email)|records/\d+/access/confirm|"
+                         r"login/oidc/confirm)/)(?!<)[^/?#&;\s\"']+")  # not the route's own <token>
+_HINTS = ("token", "bearer", "password", "secret", "%", "confirm", "reset")
+
+
+def _parameter(match: re.Match[str]) -> str:
+    key = unquote(match.group(2)).lower()
+    return match.group(1) + REDACTED if key in _SECRET_KEYS else match.group(0)
 
 
 def redact(text: str) -> str:
-    """`text` with access-token values replaced."""
+    """`text` with access-token values (query parameters, path tokens, Bearer headers) replaced."""
     lowered = text.lower()
-    if "token" not in lowered and "bearer" not in lowered and "password" not in lowered and "secret" not in lowered:
+    if not any(hint in lowered for hint in _HINTS):
         return text
-    return _BEARER.sub(r"\1" + REDACTED, _TOKEN.sub(r"\1" + REDACTED, text))
+    text = _PATH_TOKEN.sub(r"\1" + REDACTED, text)
+    return _BEARER.sub(r"\1" + REDACTED, _PARAMETER.sub(_parameter, text))
 
 
 def install_redaction() -> None:
