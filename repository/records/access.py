@@ -59,11 +59,12 @@ def row_files_open(row: Mapping[str, Any], today: dt.date | None = None) -> bool
 
 def can_read_files(record: Mapping[str, Any], who: Identity | None, conn: Connection | None = None) -> bool:
     """Files of `record` (a records row) are readable by `who`: with `conn`, a grant counts too (for a restricted
-    record); without, only what the access right and ownership allow."""
-    if who is not None and who.user_id == record["owner_id"]:
-        return True
+    record); without, only what the access right and ownership allow. A record taken down has no readable files,
+    not even for its owner."""
     if record["deleted"] is not None:
         return False
+    if who is not None and who.user_id == record["owner_id"]:
+        return True
     if row_files_open(record):
         return True
     return (conn is not None and who is not None and access_right(record) == "restricted"
@@ -86,7 +87,10 @@ def readable_record(conn: Connection, bucket_id: str, who: Identity | None) -> d
         if can_read_files(dict(rec), who, conn):
             return dict(rec)
         raise NotFound("The file does not exist.")
-    dep = conn.execute(select(deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
+    dep = conn.execute(select(deposits.c.id, deposits.c.owner_id).where(deposits.c.bucket_id == bucket_id)).first()
     if dep is None or who is None or dep.owner_id != who.user_id:
+        raise NotFound("The file does not exist.")
+    # The deposit of a record taken down: its files are gone for its owner too (as through the record's bucket).
+    if conn.execute(select(records.c.deleted).where(records.c.id == dep.id)).scalar() is not None:
         raise NotFound("The file does not exist.")
     return None
