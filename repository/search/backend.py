@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -45,8 +45,10 @@ class SearchWriter(Protocol):
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""
 
-    def delete(self, recids: Iterable[int]) -> None:
-        """Remove records from the index; visible on return; unknown ids are ignored."""
+    def delete(self, recids: Iterable[int], revisions: Mapping[int, int] | None = None) -> None:
+        """Remove records from the index; visible on return; unknown ids are ignored. `revisions` gives a record's
+        revision at its removal where known: no document of that revision or older may come back afterwards, not
+        even from a rebuild that read it before the removal."""
 
 
 class IndexBuilder(Protocol):

@@ -109,6 +109,8 @@ class Indexer:
                 derived = stored.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
                                                live)
             gone = [r for r in recids if r not in {x["id"] for x in live}]
+            # The revision each removed record had: a removal must win over that revision wherever it was read.
+            removed = {r["id"]: r["revision"] for r in found if r["deleted"] is not None}
             # The stored copies first: a crash before the index write leaves them newer than the index, and the
             # retry of these outbox rows (still pending) brings the index up to them.
             with self.db.write() as conn:
@@ -117,7 +119,7 @@ class Indexer:
             if derived.docs:
                 self.search.index(derived.docs)
             if gone:
-                self.search.delete(gone)
+                self.search.delete(gone, removed)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry
             self._failed(rows, exc)
             return 0

@@ -163,6 +163,8 @@ class Listener:
             for name in names:
                 self.aliases.pop(name, None)
             return 200, ack
+        if group == "indices.put_settings":
+            return 200, ack
         if group == "indices.refresh":
             return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
         if group == "indices.update_aliases":

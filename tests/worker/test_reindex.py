@@ -210,6 +210,8 @@ def test_documents_stored_before_the_distinct_counts_are_upgraded_not_built_agai
     live = answers(client)
     services = app.extensions["repository"]
     search, db = services.search, services.db
+    if not stored_copies.upgradable(settings, search):
+        pytest.skip("only the embedded engine has older stored forms to upgrade")
     (older, _), = stored_copies.upgradable(settings, search).items()
     with db.read() as conn:
         before = {r.record_id: r for r in conn.execute(select(built_records))}

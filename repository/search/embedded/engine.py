@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -358,8 +358,9 @@ class EmbeddedBackend:
             for name in self._targets():
                 self._apply(name, entries, [])
 
-    def delete(self, recids: Iterable[int]) -> None:
-        """Remove records by id from the live index (and the one being built)."""
+    def delete(self, recids: Iterable[int], revisions: Mapping[int, int] | None = None) -> None:
+        """Remove records by id from the live index (and the one being built: its journal replays the removal after
+        the bulk load, so `revisions` is not needed here)."""
         ids = [int(r) for r in recids]
         with self._writing():
             for name in self._targets():

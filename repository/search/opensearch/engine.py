@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -126,6 +126,11 @@ def parse_response(response: dict[str, Any], req: SearchRequest) -> SearchResult
                         aggregations=response.get("aggregations") or {}, next_cursor=cursor)
 
 
+# How long deletes are remembered in an index being loaded: longer than any load (a million records take minutes).
+GC_DELETES_WHILE_BUILDING = "12h"
+GC_DELETES_LIVE = "60s"  # OpenSearch's default
+
+
 def bulk_body(index: str, docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Bulk index actions: id = recid, external version = revision, so an older revision never wins."""
     actions: list[dict[str, Any]] = []
@@ -144,6 +149,14 @@ def bulk_lines(index: str, documents: Iterable[tuple[int, int, bytes]]) -> bytes
                                        "version_type": "external_gte"}})
         out += b"\n" + document + b"\n"
     return bytes(out)
+
+
+def delete_action(index: str, recid: int, revision: int | None) -> dict[str, Any]:
+    """The bulk delete of a record: versioned above `revision` when it is known."""
+    action: dict[str, Any] = {"_index": index, "_id": str(recid)}
+    if revision is not None:
+        action.update(version=int(revision) + 1, version_type="external_gte")
+    return {"delete": action}
 
 
 def bulk_errors(response: dict[str, Any]) -> list[dict[str, Any]]:
@@ -222,12 +235,14 @@ class OpenSearchBackend:
         for target in [self.prefix, *self._aliased(self.next_alias)]:
             self._bulk(bulk_body(target, docs))
 
-    def delete(self, recids: Iterable[int]) -> None:
-        """Delete by recid from the live alias and any index being built."""
+    def delete(self, recids: Iterable[int], revisions: Mapping[int, int] | None = None) -> None:
+        """Delete by recid from the live alias and any index being built. With a record's revision the delete is
+        versioned (revision + 1, external): its tombstone refuses every older document of the record, such as the
+        one a rebuild read before the removal and loads after it (kept for GC_DELETES_WHILE_BUILDING there)."""
         self._ensure()
-        ids = list(recids)
+        ids, known = list(recids), revisions or {}
         for target in [self.prefix, *self._aliased(self.next_alias)]:
-            self._bulk([{"delete": {"_index": target, "_id": str(r)}} for r in ids])
+            self._bulk([delete_action(target, r, known.get(r)) for r in ids])
 
     def search(self, req: SearchRequest) -> SearchResult:
         """One page with the exact total, aggregations and the next cursor; 503 when unreachable."""
@@ -260,7 +275,10 @@ class OpenSearchBackend:
         for stale in self._aliased(self.next_alias):
             self._call(self.client.indices.delete, index=stale)
         name = self._new_name()
-        self._call(self.client.indices.create, index=name, body={"aliases": {self.next_alias: {}}})
+        # Deletes made while the index is loaded must outlive the load: their tombstones refuse the older
+        # documents the load may still write (OpenSearch forgets them after index.gc_deletes, 60 s by default).
+        self._call(self.client.indices.create, index=name, body={
+            "aliases": {self.next_alias: {}}, "settings": {"index": {"gc_deletes": GC_DELETES_WHILE_BUILDING}}})
         return name
 
     def building(self) -> bool:
@@ -306,6 +324,8 @@ class OpenSearchBackend:
         actions += [{"add": {"index": new[0], "alias": self.prefix}},
                     {"remove": {"index": new[0], "alias": self.next_alias}}]
         self._call(self.client.indices.update_aliases, body={"actions": actions})
+        # Live now: back to OpenSearch's default (the specification has no null to reset a setting with).
+        self._call(self.client.indices.put_settings, index=new[0], body={"index": {"gc_deletes": GC_DELETES_LIVE}})
         for name in old:
             if name != new[0]:
                 self._call(self.client.indices.delete, index=name)
