@@ -81,6 +81,7 @@ def back_up(db: Database, settings: Settings, target: Path, quiet: bool = False)
     started = time.monotonic()
     try:
         report = _write(db, settings, partial, quiet)
+        _owner_only(partial)
         os.sync()  # every file and folder on disk before the backup is named complete
         os.replace(partial, target)  # replaces an empty folder too
     except BaseException:
@@ -88,6 +89,13 @@ def back_up(db: Database, settings: Settings, target: Path, quiet: bool = False)
         raise
     report.folder, report.seconds = target, time.monotonic() - started
     return report
+
+
+def _owner_only(folder: Path) -> None:
+    """Every file and folder of the backup readable by its owner only, whatever the umask it was written under
+    (a backup copied or unpacked elsewhere keeps the permissions)."""
+    for path in folder.rglob("*"):
+        path.chmod(0o700 if path.is_dir() else 0o600)
 
 
 def _write(db: Database, settings: Settings, folder: Path, quiet: bool) -> Report:

@@ -80,7 +80,7 @@ def build_services(settings: Settings, **overrides: Any) -> Services:
     def pick(name: str, build: Callable[[], T]) -> T:
         return overrides[name] if name in overrides else build()
 
-    os.makedirs(settings.INSTANCE_PATH, exist_ok=True)
+    os.makedirs(settings.INSTANCE_PATH, mode=0o700, exist_ok=True)  # the owner's only, as everything in it
     passwords.use_profile(settings.PASSWORD_HASH_PROFILE)
     db = pick("db", lambda: _open_database(settings))
     _load_vocabularies(db)

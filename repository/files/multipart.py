@@ -139,8 +139,8 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
     upload_id = str(uuid.uuid4())
     directory = upload_dir(store, upload_id)
     try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
-        os.makedirs(directory)
-        with open(os.path.join(directory, DATA), "wb") as out:
+        os.makedirs(directory, mode=0o700)
+        with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
             os.posix_fallocate(out.fileno(), 0, size)
             os.fsync(out.fileno())
         now = utcnow()
@@ -307,7 +307,7 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
         with open(data, "rb") as handle:
             os.fsync(handle.fileno())
-        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
         os.replace(data, final)
         moved = True
         fsync_dir(os.path.dirname(final))

@@ -54,7 +54,9 @@ class FileStore:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
-        os.makedirs(os.path.join(self.root, TMP_DIR), exist_ok=True)
+        # Owner-only (files of restricted records are not everyone's), whatever the umask
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        os.makedirs(os.path.join(self.root, TMP_DIR), mode=0o700, exist_ok=True)
 
     def path(self, uri: str) -> str:
         return os.path.join(self.root, uri)
@@ -71,12 +73,12 @@ class FileStore:
         digest = hashlib.md5(usedforsecurity=False)
         sha256 = hashlib.sha256()
         try:
-            with open(tmp, "wb") as out:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
                 size = copy_stream(stream, out, (digest, sha256), limit)
                 out.flush()
                 if durable:
                     os.fsync(out.fileno())
-            os.makedirs(os.path.dirname(final), exist_ok=True)
+            os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
             os.replace(tmp, final)
             if durable:
                 fsync_dir(os.path.dirname(final))

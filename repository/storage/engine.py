@@ -181,14 +181,27 @@ def _sqlite_events(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
+def _owner_only_once_created(engine: Engine, path: str) -> None:
+    """Make the SQLite file this engine creates (at its first connection) readable by its owner only: SQLite
+    creates it as the umask says, usually world-readable, and it holds password hashes and token digests (its
+    WAL and shared-memory files take the database file's permissions)."""
+
+    @event.listens_for(engine, "connect", once=True)
+    def restrict(_dbapi_connection: sqlite3.Connection, _record: object) -> None:
+        if os.path.exists(path):
+            os.chmod(path, 0o600)
+
+
 def open_database(url: str) -> Database:
     """Create the engine for `url` (sqlite:///… or postgresql+psycopg://…)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(parsed.database)), exist_ok=True)
+            os.makedirs(os.path.dirname(os.path.abspath(parsed.database)), mode=0o700, exist_ok=True)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_events(engine)
+        if parsed.database and parsed.database != ":memory:" and not os.path.exists(parsed.database):
+            _owner_only_once_created(engine, parsed.database)
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
     return Database(engine)
