@@ -11,7 +11,7 @@ from limits import parse_many
 
 from repository.errors import ApiError, NotFound, ServiceUnavailable, Unauthorized
 from repository.web import metrics
-from repository.web.health import readiness
+from repository.web.health import public_view, readiness
 from repository.web.openapi import doc
 from repository.web.ratelimit import limiter_of
 from repository.web.request import json_response, services
@@ -60,8 +60,28 @@ def readyz() -> Response:
     READY_MIN_FREE_BYTES free and the outbox's oldest entry is younger than READY_MAX_OUTBOX_AGE_SECONDS; 503
     otherwise."""
     ready, checks = readiness(services())
+    # The details need METRICS_TOKEN, whose tries count as scrapes do (/readyz is no way round that limit); past
+    # it, the probe still gets its answer, without the details.
+    if not (request.headers.get("Authorization") and _scrape_allowed() and _is_operator()):
+        checks = public_view(checks)
     return json_response({"status": "ready" if ready else "not ready", "checks": checks}, 200 if ready else 503,
                          headers={"Cache-Control": "no-store"})
+
+
+def _scrape_wait() -> int | None:
+    """Count an attempt with METRICS_TOKEN from this address; the seconds to wait once past SCRAPE_LIMITS."""
+    return limiter_of(current_app).count(f"metrics/client/{request.remote_addr or '-'}", SCRAPE_LIMITS)
+
+
+def _scrape_allowed() -> bool:
+    return bool(services().settings.METRICS_TOKEN) and _scrape_wait() is None
+
+
+def _is_operator() -> bool:
+    """The request carries `Authorization: Bearer <METRICS_TOKEN>` (and METRICS_TOKEN is set)."""
+    token = services().settings.METRICS_TOKEN
+    kind, _, given = request.headers.get("Authorization", "").partition(" ")
+    return bool(token) and kind.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
 @bp.get("/metrics")
@@ -77,12 +97,11 @@ def metrics_view() -> Response:
         raise NotFound("The requested URL was not found on the server.")
     # Every scrape counts before the token is compared (a refused guesser cannot tell a right guess by its answer):
     # a Prometheus scrapes a few times a minute; a guesser gets no further than this.
-    wait = limiter_of(current_app).count(f"metrics/client/{request.remote_addr or '-'}", SCRAPE_LIMITS)
+    wait = _scrape_wait()
     if wait is not None:
         raise ApiError(f"Too many scrapes from this address: retry in {wait} s.", status=429,
                        headers={"Retry-After": str(wait)})
-    kind, _, given = request.headers.get("Authorization", "").partition(" ")
-    if kind.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+    if not _is_operator():
         raise Unauthorized("Scraping /metrics needs the bearer token METRICS_TOKEN.",
                            headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
     try:

@@ -60,7 +60,7 @@ def _disk(services: Services) -> dict[str, Any]:
     minimum = services.settings.READY_MIN_FREE_BYTES
     details = {"free_bytes": free, "min_free_bytes": minimum}
     if free < minimum:
-        raise NotReady(f"Only {free} bytes are free on disk, fewer than READY_MIN_FREE_BYTES ({minimum}).", details)
+        raise NotReady("Fewer bytes are free on disk than READY_MIN_FREE_BYTES.", details)
     return details
 
 
@@ -82,6 +82,16 @@ def _outbox(services: Services) -> dict[str, Any]:
 CHECKS: dict[str, Callable[[Services], dict[str, Any]]] = {
     "database": _database, "search": _search, "files": _files, "disk": _disk, "outbox": _outbox,
 }
+
+
+# Details only the operator sees: the free bytes tell someone filling the disk how far they have got.
+PRIVATE_DETAILS = {"disk": ("free_bytes", "min_free_bytes")}
+
+
+def public_view(checks: dict[str, Any]) -> dict[str, Any]:
+    """`checks` (as `readiness` gives them) without the details only the operator may see."""
+    return {name: {k: v for k, v in check.items() if k not in PRIVATE_DETAILS.get(name, ())}
+            for name, check in checks.items()}
 
 
 def readiness(services: Services) -> tuple[bool, dict[str, Any]]:

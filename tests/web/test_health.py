@@ -38,7 +38,7 @@ def test_a_working_service_is_live_and_ready(make_settings):
     assert status == 200 and body["status"] == "ready"
     assert set(body["checks"]) == CHECKS and failed(body) == set()
     assert all(check["ms"] >= 0 for check in body["checks"].values())
-    assert body["checks"]["disk"]["free_bytes"] > 1 and body["checks"]["outbox"]["pending"] == 0
+    assert "free_bytes" not in body["checks"]["disk"] and body["checks"]["outbox"]["pending"] == 0
 
 
 def test_probes_are_not_rate_limited_and_ignore_the_api_token_scheme(make_settings):
@@ -91,12 +91,18 @@ def test_a_missing_files_directory_is_a_503(make_settings):
 
 
 def test_too_little_free_disk_is_a_503(make_settings):
-    client = https_client(create_app(make_settings(READY_MIN_FREE_BYTES=10**18)))
+    """Anyone sees that the disk check failed; only the operator (METRICS_TOKEN) sees how many bytes are free: a
+    stranger filling the disk is told nothing of how far it has got."""
+    client = https_client(create_app(make_settings(READY_MIN_FREE_BYTES=10**18, METRICS_TOKEN="ops-secret-123")))
     status, body = ready(client)
     assert status == 503 and failed(body) == {"disk"}
     disk = body["checks"]["disk"]
-    assert disk["min_free_bytes"] == 10**18 and disk["free_bytes"] < 10**18
-    assert "READY_MIN_FREE_BYTES" in disk["error"]
+    assert set(disk) == {"ok", "error", "ms"} and "READY_MIN_FREE_BYTES" in disk["error"]
+    assert not any(ch.isdigit() for ch in disk["error"])
+    for wrong in ({}, {"Authorization": "Bearer wrong"}):
+        assert "free_bytes" not in client.get("/readyz", headers=wrong).json["checks"]["disk"]
+    operator = client.get("/readyz", headers={"Authorization": "Bearer ops-secret-123"}).json["checks"]["disk"]
+    assert operator["min_free_bytes"] == 10**18 and operator["free_bytes"] < 10**18
 
 
 def test_an_outbox_entry_waiting_too_long_is_a_503(make_settings):
