@@ -176,6 +176,11 @@ class Settings:
         "1000 took 187 s, 4096 123 s.", _positive_int,
     )
     SEARCH_INDEX_PREFIX: str = setting("records", "Name (OpenSearch alias) of the records index.")
+    SEARCH_REPLICAS: int = setting(
+        0, "Replicas of each shard of the records index on OpenSearch (0 on one node; 1 or more on a cluster, so "
+        "that a node going away loses no shard). Applies to indices created from then on (the next reindex).",
+        _positive_int,
+    )
     SEARCH_CA_CERTS: str = setting("", "CA bundle to verify OpenSearch's certificate (empty: the system's).")
     SEARCH_VERIFY_CERTS: bool = setting(
         True, "Verify OpenSearch's TLS certificate (switch off only on a private network with a demo certificate).", _bool

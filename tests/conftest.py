@@ -77,10 +77,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     are `slow` (before `-m "not slow"` deselects), wherever they are."""
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        on_the_node = "opensearch_url" in getattr(item, "fixturenames", ()) or any(
+        on_the_node = {"opensearch_url", "opensearch_cluster"} & set(getattr(item, "fixturenames", ())) or any(
             value in OPENSEARCH_PARAMS for value in params.values() if isinstance(value, str))
         if LIVE_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("e2e") or on_the_node:
             item.add_marker(pytest.mark.slow)
+        if on_the_node:
+            item.add_marker(pytest.mark.opensearch)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -59,6 +59,7 @@ def open_from_settings(settings: Settings) -> SearchBackend:
         options["bulk_heap_size"] = bulk_heap_bytes(settings.SEARCH_BULK_HEAP_MB)
     else:
         options["prefix"] = settings.SEARCH_INDEX_PREFIX
+        options["replicas"] = settings.SEARCH_REPLICAS
         if settings.SEARCH_URL.startswith("https"):
             options["use_ssl"] = True
             options["verify_certs"] = settings.SEARCH_VERIFY_CERTS

@@ -174,8 +174,9 @@ class OpenSearchBackend:
     """Reads go to alias `<prefix>`, writes to it and to `<prefix>_next` while a rebuild runs."""
 
     def __init__(self, url: str, prefix: str = "records", client: OpenSearch | None = None,
-                 timeout: float = 10.0, **client_options: Any) -> None:
+                 timeout: float = 10.0, replicas: int = 0, **client_options: Any) -> None:
         self.prefix, self.next_alias = prefix, f"{prefix}_next"
+        self.replicas = replicas
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {}
@@ -187,6 +188,8 @@ class OpenSearchBackend:
         """The shipped template with index_patterns following the prefix."""
         template = copy.deepcopy(load_template())
         template["index_patterns"] = [f"{self.prefix}-*"]
+        # A deployment's choice, not part of the mapping: the engine's form (template_digest) does not change.
+        template["template"]["settings"]["number_of_replicas"] = self.replicas
         return template
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -277,7 +280,9 @@ class OpenSearchBackend:
         name = self._new_name()
         # Deletes made while the index is loaded must outlive the load: their tombstones refuse the older
         # documents the load may still write (OpenSearch forgets them after index.gc_deletes, 60 s by default).
-        self._call(self.client.indices.create, index=name, body={
+        # Every copy of its shards started before the load begins (SEARCH_REPLICAS): a node that leaves mid-load
+        # then leaves a copy behind, where a primary created moments before on that node would take the load down.
+        self._call(self.client.indices.create, index=name, wait_for_active_shards="all", body={
             "aliases": {self.next_alias: {}}, "settings": {"index": {"gc_deletes": GC_DELETES_WHILE_BUILDING}}})
         return name
 
