@@ -73,21 +73,12 @@ start_postgresql() {
     for _ in $(seq 1 30); do pg_isready -h "$PG_HOST" -p "$PG_PORT" -q && break; sleep 1; done
     pg_isready -h "$PG_HOST" -p "$PG_PORT" -q || die "PostgreSQL started but does not answer on $PG_HOST:$PG_PORT"
   fi
-  # The roles and database the tests use. Through the local socket as the postgres user (peer authentication
-  # holds there whatever pg_hba says of TCP), so this works on a cluster this script did not configure.
-  local psql_admin=(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -qAt -v ON_ERROR_STOP=1 -d postgres)
-  if ! "${psql_admin[@]}" -c 'SELECT 1' >/dev/null 2>&1; then
-    psql_admin=(as_root su postgres -c "psql -p $PG_PORT -qAt -v ON_ERROR_STOP=1 -d postgres -f -")
-    "${psql_admin[@]}" <<<'SELECT 1' >/dev/null 2>&1 \
-      || die "cannot reach PostgreSQL as its superuser 'postgres' on $PG_HOST:$PG_PORT (trust from loopback expected)"
-    run_sql() { "${psql_admin[@]}" <<<"$1"; }
-  else
-    run_sql() { "${psql_admin[@]}" -c "$1"; }
-  fi
-  [ "$(run_sql "SELECT 1 FROM pg_roles WHERE rolname = 'root'")" = 1 ] || run_sql 'CREATE ROLE root SUPERUSER LOGIN' >/dev/null
-  [ "$(run_sql "SELECT 1 FROM pg_database WHERE datname = 'root'")" = 1 ] || run_sql 'CREATE DATABASE root OWNER root' >/dev/null
-  psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -qAt -d postgres -c 'SELECT 1' >/dev/null 2>&1 \
+  # The roles and database the tests use, made as the superuser over loopback (trust, as configured above).
+  local admin=(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -qAt -v ON_ERROR_STOP=1 -d postgres)
+  "${admin[@]}" -c 'SELECT 1' >/dev/null 2>&1 \
     || die "PostgreSQL answers but not with trust for 'postgres' on $PG_HOST: add 'host all all 127.0.0.1/32 trust' first in pg_hba.conf"
+  [ "$("${admin[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'root'")" = 1 ] || "${admin[@]}" -c 'CREATE ROLE root SUPERUSER LOGIN'
+  [ "$("${admin[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'root'")" = 1 ] || "${admin[@]}" -c 'CREATE DATABASE root OWNER root'
   say "PostgreSQL ready: roles postgres and root, trust on $PG_HOST:$PG_PORT"
 }
 
