@@ -38,6 +38,9 @@ class Database:
         self._prepared: dict[int, PreparedRead] = {}  # by the id of the statement (which each keeps)
         packing.attach(engine)  # its packed columns use its own zstd dictionaries
         _OPEN.add(self)
+        # Known again as soon as it opens a connection after close_all() let go of it (a long-lived app whose pool
+        # was closed between two uses): otherwise that connection would be left to the garbage collector.
+        event.listen(engine, "connect", lambda _dbapi, _record: _OPEN.add(self))
 
     def wire(self, name: str, action: Callable[..., object]) -> None:
         """Make the after-commit work `name` call `action` in this process (the last wiring wins); unwired, the
