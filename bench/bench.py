@@ -14,8 +14,9 @@ write+MD5 loop on the same disk and the server's peak memory (bench/upload_bench
 of 4 parts at once (bench/multipart_bench.py), a record's files as one streamed zip against reading them from disk
 (`--parts archive`, bench/archive_bench.py), publish -> searchable latency (bench/publish_bench.py), the ceiling with
 rate limits on against off, what the shared counters cost a request (bench/ratelimit_bench.py), the record and
-search pages against the API's JSON they show (`--parts pages`, bench/pages_bench.py), and a search mix under a
-publish stream (bench/search_mix.py). This module keeps the command line, the server, the run order and the targets.
+search pages against the API's JSON they show (`--parts pages`, bench/pages_bench.py), a search mix under a
+publish stream (bench/search_mix.py), and the search targets and a reindex on the embedded engine and on a real
+OpenSearch node side by side (`--parts engines`, bench/engines_bench.py). This module keeps the command line, the server, the run order and the targets.
 Writes bench-results/bench-<timestamp>.json and prints a table with the verdicts (bench/report.py).
 """
 
@@ -76,14 +77,15 @@ class Server:
         self.cert = os.path.join(instance, "tls", "cert.pem")
         # The public root stays the one the corpus was loaded and indexed with (as behind a proxy, it need not be
         # the address served): stored copies and renditions name it, and a different one would make them stale.
-        self.env = {**os.environ, "INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
+        # The instance's own database, index and counters, whatever the calling shell has set; `env` (a setup's or
+        # a part's settings, e.g. the SEARCH_URL of an OpenSearch node) comes last and wins.
+        inherited = {key: value for key, value in os.environ.items()
+                     if key not in ("DATABASE_URL", "SEARCH_URL", "RATELIMIT_STORAGE_URI")}
+        self.env = {**inherited, "INSTANCE_PATH": instance, "BASE_URL": PUBLIC_BASE, "RATELIMIT_ENABLED": "false",
                     "BACKGROUND_WORKER": "true", "BENCH_CEILING_ENDPOINT": "true", "SECRET_KEY": "bench-secret",
                     "LOG_LEVEL": "warning", **SETUP_ENV.get(setup, {}), **(env or {})}
         if behind_proxy:
             self.env["TRUSTED_PROXIES"] = "1"
-        self.env.pop("DATABASE_URL", None)
-        self.env.pop("SEARCH_URL", None)
-        self.env.pop("RATELIMIT_STORAGE_URI", None)
         self.log_path = os.path.join(log_dir, f"server-{setup}{label}.log")
 
     def local(self, url: str) -> str:
@@ -452,6 +454,14 @@ class Bench:
 
         return measure(self, server, token, PUBLIC_BASE)
 
+    def engines(self, sample: dict) -> dict:
+        """The search targets and a reindex on the embedded engine and on an OpenSearch node, a server each, in
+        turn: bench/engines_bench.py."""
+        from engines_bench import measure  # its neighbour: bench/ heads sys.path
+
+        return measure(self, Server, sample, PUBLIC_BASE, self.args.opensearch_url,
+                       lambda line: print(line, file=sys.stderr, flush=True))
+
     def archive(self, server: Server, token: str) -> dict:
         """A record's files as one zip (`files-archive`) against reading them from disk: bench/archive_bench.py."""
         from archive_bench import measure  # its neighbour: bench/ heads sys.path
@@ -537,6 +547,9 @@ class Bench:
                     if "archive" in parts:
                         self.results["archive"] = self.phase(
                             f"archive {args.archive_files} x {args.archive_mb} MiB", self.archive, server, token)
+        if "engines" in parts:
+            self.results["engines"] = self.phase("search engines side by side (embedded, OpenSearch)",
+                                                 self.engines, sample)
         self.results["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
         from report import verdicts  # its neighbour: bench/ heads sys.path
 
@@ -576,9 +589,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="files of the archived record (default 4; quick 3)")
     parser.add_argument("--archive-mb", type=int, default=None, help="MiB per archived file (default 256; quick 16)")
     parser.add_argument("--harvest-limit", type=int, default=0, help="stop a harvest after N records (0: all)")
-    parser.add_argument("--parts", default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,mix,compare",
+    parser.add_argument("--parts",
+                        default="reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,mix,compare,engines",
                         help="what to measure (default: everything)")
     parser.add_argument("--targets", default="", help="regular expression: measure only the matching requests")
+    parser.add_argument("--opensearch-url", default=None,
+                        help="`--parts engines` against this running OpenSearch (default: start the tests' node)")
     parser.add_argument("--python-load", action="store_true", help="use the Python load generator even with wrk")
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

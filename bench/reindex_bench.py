@@ -7,15 +7,16 @@ from __future__ import annotations
 import time
 
 
-def measure(instance: str, public: str) -> dict:
-    """Rebuild the index of the instance at `instance` (BASE_URL `public`, the one its corpus was loaded with)."""
+def measure(instance: str, public: str, overrides: dict[str, str] | None = None) -> dict:
+    """Rebuild the index of the instance at `instance` (BASE_URL `public`, the one its corpus was loaded with);
+    `overrides` are settings, e.g. the SEARCH_URL of an OpenSearch node to build the index there instead."""
     from repository.config import Settings
     from repository.search.open import open_from_settings
     from repository.storage import open_database
     from repository.storage.engine import close_all
     from repository.worker import reindex
 
-    settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=public)
+    settings = Settings.build(INSTANCE_PATH=instance, BASE_URL=public, **(overrides or {}))
     db = open_database(settings.DATABASE_URL)
     search = open_from_settings(settings)  # as scripts/reindex.py opens it (SEARCH_BULK_HEAP_MB)
     started = time.perf_counter()

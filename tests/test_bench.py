@@ -141,8 +141,9 @@ def test_bulk_load_into_a_repository_that_has_records_upserts_into_the_live_inde
 @pytest.mark.e2e
 def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
-    done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--out", str(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    parts = "reindex,ratelimit,http,oai,upload,multipart,publish,archive,pages,mix,compare"  # engines: below
+    done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--parts", parts, "--out", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-8000:]  # the servers' errors are printed last
     reports = list(tmp_path.glob("bench-*.json"))
     assert len(reports) == 1
@@ -160,6 +161,39 @@ def test_bench_quick_runs_and_writes_its_report(tmp_path) -> None:  # type: igno
     assert {v["name"] for v in report["verdicts"]} >= {"search_common", "record_v1", "reindex", "upload", "search_mix"}
     assert "| measurement | req/s |" in done.stdout
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("instance-")]  # the temporary instance is gone
+
+
+@pytest.mark.e2e
+def test_bench_engines_runs_the_searches_on_both_engines(tmp_path, opensearch_url: str) -> None:
+    """`--parts engines` against the session's node: both reindexes with a clean parity check, the same requests
+    answered without errors by a server on each engine, the page's table rendered, the node left as found."""
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(opensearch_url)
+    before = set(client.indices.get_alias(index="*"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SEARCH_URL", "INSTANCE_PATH")}
+    done = subprocess.run([sys.executable, "bench/bench.py", "--quick", "--records", "120", "--parts", "engines",
+                           "--targets", "search_(common|aggregations|deep_cursor)", "--opensearch-url", opensearch_url,
+                           "--out", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-8000:]
+    report = json.loads(next(tmp_path.glob("bench-*.json")).read_text())
+    engines = report["engines"]
+    assert "error" not in engines, engines
+    for name in ("embedded", "opensearch"):
+        assert engines["reindex"][name]["records"] == 120 and engines["reindex"][name]["parity_problems"] == 0
+    for label in ("embedded", "embedded_computed", "opensearch"):
+        rows = {row["name"]: row for row in engines[label]}
+        assert set(rows) == {"ceiling", "search_common", "search_aggregations", "search_deep_cursor"}, label
+        assert all(row["rps"] > 0 and row["errors"] == 0 for row in rows.values()), (label, rows)
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        from results_table import engines_table
+    finally:
+        sys.path.remove(os.path.join(ROOT, "bench"))
+    shown = engines_table(report, "report.json")
+    assert shown.count("| `search_") == 3 and "| opensearch |" in shown
+    assert set(client.indices.get_alias(index="*")) == before  # the run's index went with it
+    client.close()
 
 
 def test_an_interrupted_load_resumes_where_it_stopped(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -67,9 +67,11 @@ def test_the_performance_page_shows_the_newest_report():
     finally:
         sys.path.remove(str(ROOT / "bench"))
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
-    if results_table.START not in page:
-        pytest.fail("docs/performance.md lacks the generated results block")
-    shown = page.split(results_table.START, 1)[1].split(results_table.END, 1)[0].strip()
-    assert shown == results_table.render(results_table.newest_report()).strip(), (
-        "docs/performance.md is stale: run python bench/results_table.py --write"
-    )
+    for start, end, rendered in (
+            (results_table.START, results_table.END, results_table.render(results_table.newest_report())),
+            (results_table.ENGINES_START, results_table.ENGINES_END,
+             results_table.render_engines(results_table.newest_report(part="engines")))):
+        if start not in page:
+            pytest.fail(f"docs/performance.md lacks the generated block {start}")
+        shown = page.split(start, 1)[1].split(end, 1)[0].strip()
+        assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/results_table.py --write"
