@@ -29,10 +29,7 @@ if [ "${BROWSER_TESTS:-}" != "skip" ]; then
   fi
 fi
 # The whole suite, slow tests included (`-m ""` replaces the `-m 'not slow'` of a plain `pytest`); later arguments
-# win, so `bash scripts/test.sh -m 'not slow' tests/oai` runs a part. SQLite: one database file per test, so two
-# processes (addopts' `-n 2`, the machine's two cores) share the suite. PostgreSQL: the tests share one database and
-# empty it between tests, so they run one at a time (`-n 0`).
-if [ -z "${TEST_DATABASE_URL:-}" ]; then
-  exec .venv/bin/python -m pytest -m "" "$@"
-fi
-exec .venv/bin/python -m pytest -m "" -n 0 "$@"
+# win, so `bash scripts/test.sh -m 'not slow' tests/oai` runs a part. Two processes (addopts' `-n 2`, the machine's
+# two cores) share the suite: on SQLite each test has a database file of its own; on PostgreSQL each process has a
+# database of its own beside TEST_DATABASE_URL's (<database>_gw0, <database>_gw1: tests/conftest.py).
+exec .venv/bin/python -m pytest -m "" "$@"

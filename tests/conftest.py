@@ -31,6 +31,15 @@ from repository.storage.tables import metadata
 from repository.vocabularies import loader
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
+# pytest-xdist's worker name (gw0, gw1...) in its worker processes; empty in a run without workers (-n 0).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if TEST_DATABASE_URL and XDIST_WORKER:
+    # Tests empty their database between them, so each worker process has a PostgreSQL database of its own,
+    # <database>_<worker>, made by `database_template` and dropped at the end of its session. Set in the environment
+    # too, for the modules and subprocesses (live servers) that read it there.
+    TEST_DATABASE_URL = make_url(TEST_DATABASE_URL).set(
+        database=f"{make_url(TEST_DATABASE_URL).database}_{XDIST_WORKER}").render_as_string(hide_password=False)
+    os.environ["TEST_DATABASE_URL"] = TEST_DATABASE_URL
 # `opensearch`: the service's tests search the real OpenSearch node instead of the embedded engine (make_settings).
 TEST_SEARCH = os.environ.get("TEST_SEARCH", "embedded")
 # Loaded once into the template and kept between tests (tests that reload them restore the built-in data).
@@ -62,13 +71,9 @@ def _memoized_compile_builder(original: Callable[..., Callable[..., tuple[str, s
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Apps share their URL builders (above). PostgreSQL runs share one database that every test empties: two
-    processes would empty it under each other."""
+    """Apps share their URL builders (above)."""
     if hasattr(Rule, "_compile_builder"):  # a private Werkzeug method: without it, apps just build theirs again
         Rule._compile_builder = _memoized_compile_builder(Rule._compile_builder)  # type: ignore[method-assign]
-    parallel = getattr(config.option, "numprocesses", None) not in (None, 0)
-    if TEST_DATABASE_URL and parallel and not hasattr(config, "workerinput"):
-        raise pytest.UsageError("TEST_DATABASE_URL: the tests share one database, run them in one process (-n 0)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -132,14 +137,21 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Migrate once per session: a SQLite file copied for each test, or the PostgreSQL test database."""
+def database_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Migrate once per session: a SQLite file copied for each test, or the PostgreSQL test database (a worker's
+    own one, made here, with pytest-xdist)."""
     if TEST_DATABASE_URL:
+        if XDIST_WORKER:
+            _recreate_postgres(make_url(TEST_DATABASE_URL), create=True)
         db = open_database(TEST_DATABASE_URL)
         upgrade(db)
         loader.load(db)  # kept by _empty_postgres
         db.dispose()
-        return TEST_DATABASE_URL
+        yield TEST_DATABASE_URL
+        if XDIST_WORKER:
+            close_all()
+            _recreate_postgres(make_url(TEST_DATABASE_URL), create=False)
+        return
     path = str(tmp_path_factory.mktemp("template") / "template.db")
     db = open_database(f"sqlite:///{path}")
     upgrade(db)
@@ -147,7 +159,7 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     with db.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     db.dispose()
-    return path
+    yield path
 
 
 def _empty_postgres(url: str) -> None:
