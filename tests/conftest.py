@@ -63,7 +63,10 @@ def _memoized_compile_builder(original: Callable[..., Callable[..., tuple[str, s
 
 def pytest_configure(config: pytest.Config) -> None:
     """Apps share their URL builders (above). PostgreSQL runs share one database that every test empties: two
-    processes would empty it under each other."""
+    processes would empty it under each other. Compiled modules are kept (below)."""
+    # Test modules rewritten for their asserts, and the modules they import, are kept in __pycache__ (ignored by
+    # git) even where PYTHONDONTWRITEBYTECODE is set: compiling them all again costs each test process seconds.
+    sys.dont_write_bytecode = False
     if hasattr(Rule, "_compile_builder"):  # a private Werkzeug method: without it, apps just build theirs again
         Rule._compile_builder = _memoized_compile_builder(Rule._compile_builder)  # type: ignore[method-assign]
     parallel = getattr(config.option, "numprocesses", None) not in (None, 0)
