@@ -46,8 +46,11 @@ def test_no_url_is_built_outside_the_link_builder() -> None:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path == LINK_BUILDER or "migrations" in path.parts:
                 continue
-            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-            found += [f"{path.relative_to(ROOT)}:{line}: {text!r}" for line, text in hand_built(tree)]
+            source = path.read_text(encoding="utf-8")
+            if not any(prefix in source for prefix in ROUTE_PREFIXES):
+                continue  # no route named at all: nothing to parse
+            found += [f"{path.relative_to(ROOT)}:{line}: {text!r}"
+                      for line, text in hand_built(ast.parse(source, str(path)))]
     assert found == []
 
 
