@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from repository import urls
+
 
 @dataclass(frozen=True)
 class RenderContext:
@@ -28,11 +30,11 @@ class RenderContext:
 
     def record_html(self, recid: int | str) -> str:
         """Landing page of a record."""
-        return f"{self.base_url}/records/{recid}"
+        return urls.record_html(self.base_url, recid)
 
     def community_url(self, community_id: str) -> str:
         """Page of a community."""
-        return f"{self.base_url}/communities/{community_id}"
+        return urls.community_id_url(self.base_url, community_id)
 
     def oai_identifier(self, recid: int | str) -> str:
         """OAI-PMH identifier of a record."""

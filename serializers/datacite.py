@@ -7,6 +7,8 @@ from typing import Any
 
 from lxml import etree
 
+from repository import urls
+
 from .context import RenderContext
 from .datacite_xml import resource_tree
 from .text import (
@@ -143,7 +145,7 @@ def _funding(md: dict[str, Any]) -> list[dict[str, str]]:
         funder = grant.get("funder") or {}
         entry = {"funderName": funder.get("name") or "Unknown funder"}
         if funder.get("doi"):
-            entry |= {"funderIdentifier": f"https://doi.org/{funder['doi']}",
+            entry |= {"funderIdentifier": urls.doi(funder["doi"]),
                       "funderIdentifierType": "Crossref Funder ID"}
         entry["awardNumber"] = grant["code"]
         if grant.get("title"):

@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 
+from repository import urls
+
 from .context import RenderContext
 from .text import doi_url
 
@@ -28,7 +30,6 @@ _COPIED = (
     "doi", "keywords", "notes", "contributors", "references", "subjects", "version", "language", "locations",
     "dates", "method", "custom",
 )
-
 
 # The keys of a record's file object in the reference's JSON: strict client models (zenodoclient's RecordFile)
 # take exactly these, so the record JSON carries no other (the SHA-256 is in /api/records/<id>/files, the bucket
@@ -106,7 +107,7 @@ def _legacy_file(record: dict[str, Any], item: dict[str, Any], ctx: RenderContex
         "filesize": item["size"],
         "checksum": item["checksum"].removeprefix("md5:"),
         "links": {
-            "self": f"{ctx.base_url}/api/deposit/depositions/{record['id']}/files/{file_id}",
+            "self": urls.deposit_file_api(ctx.base_url, record["id"], file_id),
             "download": item["links"]["self"],
         },
     }

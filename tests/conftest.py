@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 import requests
@@ -70,10 +70,53 @@ def _memoized_compile_builder(original: Callable[..., Callable[..., tuple[str, s
     return compile_builder
 
 
+# Rule string and its map's converter classes -> the parts Werkzeug parsed from it, the trace it appended and the
+# converters it made (variable, converter name, arguments).
+_PARSED: dict[tuple, tuple[list, list[tuple[bool, str]], list[tuple[str, str, tuple, dict]]]] = {}
+
+
+def _memoized_parse_rule(original: Callable[..., Iterator]) -> Callable[..., list]:
+    """Werkzeug also parses each rule's string again for each new app (regular expressions per part): most of what
+    create_app costs once the builders are shared. The parts depend only on the string and the converter classes
+    of the map; the converters themselves belong to the rule's map, so they are made again for each rule (by the
+    rule's own `get_converter`, with the arguments recorded when the string was first parsed)."""
+
+    def parse_rule(self: Rule, rule: str) -> list:
+        key = (rule, tuple(self.map.converters.items()))
+        if key not in _PARSED:
+            trace_from, made = len(self._trace), []
+            get_converter = self.get_converter
+
+            def recording(variable: str, name: str, args: tuple, kwargs: Mapping) -> object:
+                made.append((variable, name, args, dict(kwargs)))
+                return get_converter(variable, name, args, kwargs)
+
+            self.get_converter = recording  # type: ignore[method-assign]
+            try:
+                parts = list(original(self, rule))
+            finally:
+                del self.get_converter
+            _PARSED[key] = (parts, self._trace[trace_from:], made)
+            return parts
+        parts, trace, made = _PARSED[key]
+        self._trace.extend(trace)
+        for variable, name, args, kwargs in made:
+            self._converters[variable] = self.get_converter(variable, name, args, kwargs)
+            self.arguments.add(variable)
+        return list(parts)
+
+    return parse_rule
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Apps share their URL builders (above)."""
+    """Apps share their URL builders and parsed rules (above). Compiled modules are kept (below)."""
+    # Test modules rewritten for their asserts, and the modules they import, are kept in __pycache__ (ignored by
+    # git) even where PYTHONDONTWRITEBYTECODE is set: compiling them all again costs each test process seconds.
+    sys.dont_write_bytecode = False
     if hasattr(Rule, "_compile_builder"):  # a private Werkzeug method: without it, apps just build theirs again
         Rule._compile_builder = _memoized_compile_builder(Rule._compile_builder)  # type: ignore[method-assign]
+    if hasattr(Rule, "_parse_rule"):  # private too: without it, each app parses its rules again
+        Rule._parse_rule = _memoized_parse_rule(Rule._parse_rule)  # type: ignore[method-assign]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -34,6 +34,7 @@ def corpus() -> Corpus:
     return Corpus(seed=8)
 
 
+@pytest.mark.slow  # 3,000 generated concepts
 def test_corpus_is_deterministic_and_covers_the_vocabularies(corpus: Corpus) -> None:
     assert Corpus(seed=8).concept(123) == corpus.concept(123)
     assert Corpus(seed=9).concept(123) != corpus.concept(123)
@@ -60,6 +61,7 @@ def test_corpus_is_deterministic_and_covers_the_vocabularies(corpus: Corpus) -> 
     assert all(0 < len(data) < 20_000 for versions in generated[:200] for v in versions for _k, data in v.files)
 
 
+@pytest.mark.slow  # 400 generated concepts through publish's validation
 def test_generated_metadata_is_what_publish_accepts_and_stores(database_url: str, corpus: Corpus) -> None:
     """A sample goes through the API's validation unchanged: the corpus is already in its stored form."""
     db = open_database(database_url)
@@ -196,6 +198,7 @@ def test_bench_engines_runs_the_searches_on_both_engines(tmp_path, opensearch_ur
     client.close()
 
 
+@pytest.mark.slow  # three loads of the generated corpus into new instances
 def test_an_interrupted_load_resumes_where_it_stopped(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A load stopped after some batches (before its index swap) goes on with the next concept; the result is the
     corpus a single run loads, and the index built beside the live one is swapped in at the end."""

@@ -3,7 +3,8 @@
 Nothing is imported: a module that is never loaded by the other tests is checked all the same, and a rule broken
 inside a function body (a lazy import) is found too. The rules:
 
-- `serializers/` imports nothing of `repository/` (pure functions record -> bytes);
+- `serializers/` imports nothing of `repository/` (pure functions record -> bytes) but the link builder
+  `repository/urls.py`, a leaf that joins strings;
 - `repository/storage/` imports no domain module, only the basics in STORAGE_MAY_IMPORT;
 - the views (`repository/api/`, the web pages `repository/pages/`) import no `sqlalchemy` and no `repository.storage.tables`: their queries live in
   the domain packages;
@@ -36,10 +37,13 @@ PACKAGES = ("repository", "serializers")
 # What storage may use besides itself: leaves that import nothing of the repository (checked below), so storage
 # stays the bottom layer: settings (engine options), the error classes (library errors mapped once) and the clock.
 STORAGE_MAY_IMPORT = frozenset({"repository.config", "repository.errors", "repository.timeutil"})
+# What the serializers may use of the repository: the one place every URL the service hands out is built.
+SERIALIZERS_MAY_IMPORT = frozenset({"repository.urls"})
 
 # The packages bottom up. A package may import any package of a lower tier, none of its own tier or above. Modules
 # directly under `repository/` count as packages of their own.
 PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
+    ("repository.urls",),  # the link builder: joins strings, imports nothing
     ("serializers", "repository.timeutil", "repository.jsonlimits", "repository.ondemand"),  # pure, import nothing
     ("repository.config", "repository.errors"),
     ("repository.storage",),
@@ -171,7 +175,13 @@ def within(target: str, *prefixes: str) -> bool:
 
 
 def test_serializers_import_nothing_of_the_repository() -> None:
-    assert [str(i) for i in imports_under("serializers") if within(i.target, "repository", "app")] == []
+    assert [str(i) for i in imports_under("serializers")
+            if within(i.target, "repository", "app") and not within(i.target, *SERIALIZERS_MAY_IMPORT)] == []
+
+
+def test_the_link_builder_is_a_leaf() -> None:
+    """It imports nothing of the project, so the serializers' allowance reaches no further."""
+    assert [str(i) for i in imports_under(*SERIALIZERS_MAY_IMPORT) if within(i.target, *PACKAGES, "app")] == []
 
 
 def test_storage_imports_no_domain_module() -> None:

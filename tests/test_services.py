@@ -31,6 +31,7 @@ services.db.dispose()
 """
 
 
+@pytest.mark.slow  # a new interpreter that migrates an instance and loads the vocabularies
 def test_a_new_embedded_instance_starts_without_flask(tmp_path):
     """An empty instance is migrated and its vocabularies loaded by build_services alone, Flask never imported."""
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "INSTANCE_PATH"}}

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
+from repository import urls
 from repository.errors import BadRequest
 from repository.files import archive
 from repository.records import read
@@ -61,7 +62,7 @@ def files_archive(recid: int) -> BaseResponse:
         row, objs = read.readable_files(s.db, s.settings, recid, identity())
     except read.Moved as moved:
         query = f"?{urlencode(request.args)}" if request.args else ""
-        return redirect(f"{s.settings.BASE_URL}/api/records/{moved.recid}/files-archive{query}", 301)
+        return redirect(urls.record_archive(s.settings.BASE_URL, moved.recid, query), 301)
     bag = _bag_metadata(recid) if form == "bagit" else None
     built = archive.record_archive(s.files, row, objs, bag=bag, source=s.settings.REPOSITORY_NAME)
     response = Response(built.chunks(), mimetype="application/zip", direct_passthrough=True)

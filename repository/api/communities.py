@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
+from repository import urls
 from repository.communities import store
 from repository.paging import envelope, openapi_parameters, parse_page
 from repository.storage import Row
@@ -79,7 +80,7 @@ def search_communities() -> Response:
         rows, total = store.search(conn, request.args.get("q"), sort, page)
     base = services().settings.BASE_URL
     hits = [store.to_json(row, base) for row in rows]
-    return json_response(envelope(hits, total, page, base + "/api/communities/", request.args))
+    return json_response(envelope(hits, total, page, base + urls.COMMUNITIES, request.args))
 
 
 @bp.get("/<identifier>")

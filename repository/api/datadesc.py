@@ -10,6 +10,7 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
+from repository import urls
 from repository.datadesc import (
     KINDS,
     DocumentReport,
@@ -255,7 +256,7 @@ def _jobs() -> Jobs:
 
 
 def _job_url(job_id: str) -> str:
-    return f"{services().settings.BASE_URL}/api/datadesc/validate/{job_id}"
+    return urls.datadesc_validation_job(services().settings.BASE_URL, job_id)
 
 
 def _check_quota() -> None:

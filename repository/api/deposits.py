@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from flask import Blueprint, Response, request
 
+from repository import urls
 from repository.deposits import actions, representation
 from repository.deposits.listing import list_deposits
 from repository.errors import BadRequest
@@ -68,7 +69,7 @@ def create_view() -> Response:
     with services().db.write() as conn:
         ctx = actions.Context(services().settings, _lookups(conn))
         dep_id = actions.create(conn, ctx, caller().user_id, body.get("metadata", {}) if body else {})
-    location = f"{services().settings.BASE_URL}/api/deposit/depositions/{dep_id}"
+    location = urls.deposit_api(services().settings.BASE_URL, dep_id)
     return _render(dep_id, 201, {"Location": location})
 
 

@@ -12,6 +12,7 @@ import re
 from flask import Blueprint, Response, request
 from werkzeug.routing import PathConverter
 
+from repository import urls
 from repository.accounts.tokens import Identity
 from repository.datadesc import checks
 from repository.deposits.representation import object_json
@@ -201,7 +202,7 @@ def get_bucket(bucket_id: str) -> Response:
         readable_record(conn, bucket_id, identity())
         bucket = buckets.get_bucket(conn, bucket_id)
         objs = buckets.list_objects(conn, bucket_id)
-    url = f"{base}/api/files/{bucket_id}"
+    url = urls.bucket(base, bucket_id)
     return json_response(
         {
             "id": bucket_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
+from repository import urls
 from repository.paging import envelope, openapi_parameters, parse_page
 from repository.vocabularies import funders
 from repository.web.openapi import doc
@@ -23,7 +24,7 @@ def search_funders() -> Response:
         rows, total = funders.search(conn, request.args.get("q"), page)
     base = services().settings.BASE_URL
     hits = [funders.to_json(row, base) for row in rows]
-    return json_response(envelope(hits, total, page, base + "/api/funders/", request.args))
+    return json_response(envelope(hits, total, page, base + urls.FUNDERS, request.args))
 
 
 @bp.get("/<path:doi>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
+from repository import urls
 from repository.paging import envelope, openapi_parameters, parse_page
 from repository.vocabularies import grants
 from repository.web.openapi import doc
@@ -27,7 +28,7 @@ def search_grants() -> Response:
         rows, total = grants.search(conn, request.args.get("q"), request.args.get("funder"), page)
     base = services().settings.BASE_URL
     hits = [grants.to_json(row, base) for row in rows]
-    return json_response(envelope(hits, total, page, base + "/api/grants/", request.args))
+    return json_response(envelope(hits, total, page, base + urls.GRANTS, request.args))
 
 
 @bp.get("/<path:grant_id>")

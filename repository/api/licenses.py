@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from flask import Blueprint, Response, request
 
+from repository import urls
 from repository.paging import envelope, openapi_parameters, parse_page
 from repository.vocabularies import licenses
 from repository.web.openapi import doc
@@ -42,7 +41,7 @@ def search_licenses() -> Response:
         rows, total = licenses.search(conn, request.args.get("q"), page)
     base = services().settings.BASE_URL
     hits = [licenses.to_json(row, base) for row in rows]
-    body = envelope(hits, total, page, base + "/api/licenses/", request.args)
+    body = envelope(hits, total, page, base + urls.LICENSES, request.args)
     accept = request.headers.get("Accept")
     if wants_array(accept):
         # The paging links the envelope would carry go in a Link header, as for the deposition list.
@@ -74,7 +73,7 @@ def get_license(license_id: str) -> Response:
         row = licenses.get(conn, asked)
     base = services().settings.BASE_URL
     if row.id != asked:
-        location = f"{base}/api/licenses/{quote(row.id, safe='')}"
+        location = urls.license_api(base, row.id)
         if request.query_string:
             location += "?" + request.query_string.decode("latin-1")
         body = {"message": f"License {asked!r} is {row.id!r}: see {location}.", "status": 301, "location": location}

@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, g, redirect, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
+from repository import urls
 from repository.files.buckets import file_checksums
 from repository.records import read
 from repository.records.render_context import render_context
@@ -113,7 +114,7 @@ def search_response(args: MultiDict, path: str) -> Response:
 @doc(parameters=SEARCH_PARAMS, responses={"200": {"description": "The search envelope, or the chosen format."}})
 def search() -> Response:
     """Search published records; `Accept`/`?format=` choose the rendering (legacy JSON: a bare array)."""
-    return search_response(request.args, "/api/records/")
+    return search_response(request.args, urls.RECORDS)
 
 
 def _variant() -> tuple[str, bool]:
@@ -162,7 +163,7 @@ def versions(recid: int) -> Response:
     args["q"] = f"conceptrecid:{row['conceptrecid']}"
     args["all_versions"] = "true"
     args.setdefault("sort", "-version")
-    return search_response(args, f"/api/records/{recid}/versions")
+    return search_response(args, urls.record_versions_api("", recid))
 
 
 @bp.get("/<int:recid>/versions/latest")
@@ -171,7 +172,7 @@ def versions(recid: int) -> Response:
 def latest(recid: int) -> BaseResponse:
     """`links.latest`: 302 to the newest published version of the record's concept, whenever it is followed."""
     newest = read.newest_version(services().db, recid)
-    return redirect(f"{services().settings.BASE_URL}/api/records/{newest}", 302)
+    return redirect(urls.record_api(services().settings.BASE_URL, newest), 302)
 
 
 @bp.get("/<int:recid>/files")
@@ -188,7 +189,7 @@ def record_files(recid: int) -> Response:
                     "size": o["size"],
                     "checksum": o["checksum"],
                     "checksums": file_checksums(o),
-                    "links": {"self": f"{base}/api/files/{row['bucket_id']}/{quote(o['key'])}"},
+                    "links": {"self": urls.bucket_object(base, row["bucket_id"], o["key"])},
                 }
                 for o in objs
             ]

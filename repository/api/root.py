@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app
 
+from repository import urls
 from repository.web.openapi import build_spec, doc
 from repository.web.request import json_response, services
 
@@ -11,13 +12,13 @@ bp = Blueprint("root", __name__, url_prefix="/api")
 
 # Resource name -> path under the base URL; communities, funders and grants are previews (specification).
 RESOURCES = {
-    "deposits": "/api/deposit/depositions",
-    "records": "/api/records/",
-    "files": "/api/files",
-    "licenses": "/api/licenses/",
-    "communities": "/api/communities/",
-    "funders": "/api/funders/",
-    "grants": "/api/grants/",
+    "deposits": urls.DEPOSITIONS,
+    "records": urls.RECORDS,
+    "files": urls.FILES,
+    "licenses": urls.LICENSES,
+    "communities": urls.COMMUNITIES,
+    "funders": urls.FUNDERS,
+    "grants": urls.GRANTS,
 }
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from repository import urls
 from repository.cli.preamble import CommandError, Context, arg, command
 
 
@@ -84,5 +85,5 @@ def release(args: argparse.Namespace, ctx: Context) -> int:
             print(f"  {where + ': ' if where else ''}{error['message']}{hint}", file=sys.stderr)
         return 1
     print(f"{name} {args.tag}: published as record {row['recid']} "
-          f"({ctx.settings.BASE_URL}/api/records/{row['recid']})")
+          f"({urls.record_api(ctx.settings.BASE_URL, row['recid'])})")
     return 0

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from repository import urls
 from repository.cli.preamble import Context, arg, command
 
 
@@ -40,7 +41,7 @@ def serve(args: argparse.Namespace, ctx: Context) -> int:
     host = bind.rsplit(":", 1)[0]
     if ensure_self_signed(settings.TLS_CERT, settings.TLS_KEY, sorted({host, "127.0.0.1", "localhost"})):
         print(f"created a self-signed certificate: {settings.TLS_CERT}", file=sys.stderr)
-    print(f"serving {settings.BASE_URL}/api/ — clients trust it with "
+    print(f"serving {urls.api_root(settings.BASE_URL)} — clients trust it with "
           f"REQUESTS_CA_BUNDLE={settings.TLS_CERT} or curl --cacert {settings.TLS_CERT}", file=sys.stderr)
     ctx.close()  # the server opens its own
     # This interpreter runs gunicorn (`-m`), not a `gunicorn` executable beside it, which only a venv is sure to have.

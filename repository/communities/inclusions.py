@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from repository import outbox
+from repository import outbox, urls
 from repository.communities import notifications
 from repository.config import Settings
 from repository.errors import BadRequest, Forbidden, NotFound
@@ -74,7 +74,7 @@ def _owned_community(conn: Connection, identifier: str, owner_id: int) -> dict:
 
 
 def request_json(row: dict, base_url: str) -> dict:
-    api = f"{base_url}/api/communities/{row['community']}/requests/{row['id']}"
+    api = urls.community_request_api(base_url, row["community"], row["id"])
     return {
         "id": row["id"],
         "community": row["community"],
@@ -85,7 +85,7 @@ def request_json(row: dict, base_url: str) -> dict:
         "decided": isoformat(row["decided"]),
         "links": {
             "self": api,
-            "record": f"{base_url}/api/records/{row['recid']}",
+            "record": urls.record_api(base_url, row["recid"]),
             "accept": api + "/accept",
             "reject": api + "/reject",
         },

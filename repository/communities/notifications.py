@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
+from repository import urls
 from repository.accounts import mail
 from repository.accounts.users import get_user
 from repository.config import Settings
@@ -26,15 +27,15 @@ def request_created(conn: Connection, settings: Settings, request: dict, deposit
         return
     base = settings.BASE_URL
     name, title = _line(community["title"]), _title(record)
-    requests = f"{base}/api/communities/{community['identifier']}/requests/{request['id']}"
+    requests = urls.community_request_api(base, community["identifier"], request["id"])
     body = (
         f"Hello,\n\nthe record \"{title}\" asks to be included in your community \"{name}\" "
         f"({community['identifier']}).\n\n"
-        f"The record: {base}/records/{request['recid']}\n"
-        f"Accept or reject it on the curation page: {base}/communities/{community['identifier']}/curate\n\n"
+        f"The record: {urls.record_html(base, request['recid'])}\n"
+        f"Accept or reject it on the curation page: {urls.community_curate_html(base, community['identifier'])}\n\n"
         "An accepted record joins with every version.\n\n"
         f"Through the API, with one of your tokens: the pending requests are listed at\n"
-        f"{base}/api/communities/{community['identifier']}/requests/\n"
+        f"{urls.community_requests_api(base, community['identifier'])}\n"
         f"and POST {requests}/accept or POST {requests}/reject decides.\n\n"
         f"You receive this message because you own the community.\n\n-- \n{settings.REPOSITORY_NAME}\n{base}\n"
     )
@@ -69,9 +70,9 @@ def request_decided(conn: Connection, settings: Settings, request: dict, previou
                 "published, unchanged.")
     body = (
         f"Hello,\n\n{news}\n\n"
-        f"The record: {base}/records/{request['recid']}\n"
-        f"Your deposit: {base}/deposit/{request['recid']}\n"
-        f"The community: {base}/communities/{community['identifier']}/\n\n"
+        f"The record: {urls.record_html(base, request['recid'])}\n"
+        f"Your deposit: {urls.deposit_html(base, request['recid'])}\n"
+        f"The community: {urls.community_html(base, community['identifier'])}\n\n"
         f"-- \n{settings.REPOSITORY_NAME}\n{base}\n"
     )
     mail.enqueue(conn, to, subject, body)

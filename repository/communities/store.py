@@ -10,6 +10,7 @@ import nh3
 from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from repository import urls
 from repository.errors import BadRequest, Forbidden, NotFound, ValidationError, field_error
 from repository.paging import Page
 from repository.storage.tables.communities import communities
@@ -146,6 +147,6 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "id_user": row.owner_id,
-        "links": {"self": f"{base_url}/api/communities/{row.identifier}",
-                  "html": f"{base_url}/communities/{row.identifier}/"},  # its page (repository.pages.communities)
+        "links": {"self": urls.community_api(base_url, row.identifier),
+                  "html": urls.community_html(base_url, row.identifier)},  # its page (repository.pages.communities)
     }

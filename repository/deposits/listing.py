@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from sqlalchemy import Connection
 
+from repository import urls
 from repository.config import Settings
 from repository.errors import BadRequest, field_error
 from repository.paging import parse_page
@@ -65,7 +66,7 @@ def list_deposits(
     def link(number: int) -> str:
         params = {k: v for k, v in args.items() if k not in {"page", "access_token"}}
         params.update(page=str(number), size=str(size))
-        return f"<{settings.BASE_URL}/api/deposit/depositions?{urlencode(params)}>"
+        return f"<{settings.BASE_URL}{urls.DEPOSITIONS}?{urlencode(params)}>"
 
     links = [f'{link(page)}; rel="self"']
     if page > 1:

@@ -5,10 +5,9 @@ Everything needed for a list of depositions is fetched in a few queries, then ea
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from sqlalchemy import Connection, select
 
+from repository import urls
 from repository.config import Settings
 from repository.deposits import pids
 from repository.files import buckets
@@ -26,15 +25,15 @@ def file_json(base: str, dep_id: int, bucket_id: str, obj: buckets.ObjectRow) ->
         "filesize": obj["size"],
         "checksum": obj["checksum"].removeprefix("md5:"),
         "links": {
-            "self": f"{base}/api/deposit/depositions/{dep_id}/files/{obj['file_id']}",
-            "download": f"{base}/api/files/{bucket_id}/{quote(obj['key'])}",
+            "self": urls.deposit_file_api(base, dep_id, obj["file_id"]),
+            "download": urls.bucket_object(base, bucket_id, obj["key"]),
         },
     }
 
 
 def object_json(base: str, bucket_id: str, obj: buckets.ObjectRow) -> dict:
     """A bucket file object (the specification's Bucket file table)."""
-    url = f"{base}/api/files/{bucket_id}/{quote(obj['key'])}"
+    url = urls.bucket_object(base, bucket_id, obj["key"])
     return {
         "key": obj["key"],
         "mimetype": obj["mimetype"],
@@ -93,7 +92,6 @@ def _render(settings: Settings, row: dict, facts: dict, objs: list[buckets.Objec
     base = settings.BASE_URL
     dep_id = row["id"]
     state, submitted = _state(row)
-    api = f"{base}/api/deposit/depositions/{dep_id}"
     metadata = {k: v for k, v in row["metadata"].items() if k in METADATA_KEYS}
     own_doi = pids.own_doi(settings, row)
     if submitted:
@@ -102,16 +100,16 @@ def _render(settings: Settings, row: dict, facts: dict, objs: list[buckets.Objec
         metadata["prereserve_doi"] = {"doi": own_doi, "recid": dep_id}
     draft = facts["draft"] or dep_id
     links = {
-        "self": api,
-        "html": f"{base}/deposit/{dep_id}",
-        "files": f"{api}/files",
-        "bucket": f"{base}/api/files/{row['bucket_id']}",
-        "publish": f"{api}/actions/publish",
-        "edit": f"{api}/actions/edit",
-        "discard": f"{api}/actions/discard",
-        "newversion": f"{api}/actions/newversion",
-        "latest_draft": f"{base}/api/deposit/depositions/{draft}",
-        "latest_draft_html": f"{base}/deposit/{draft}",
+        "self": urls.deposit_api(base, dep_id),
+        "html": urls.deposit_html(base, dep_id),
+        "files": urls.deposit_files_api(base, dep_id),
+        "bucket": urls.bucket(base, row["bucket_id"]),
+        "publish": urls.deposit_action_api(base, dep_id, "publish"),
+        "edit": urls.deposit_action_api(base, dep_id, "edit"),
+        "discard": urls.deposit_action_api(base, dep_id, "discard"),
+        "newversion": urls.deposit_action_api(base, dep_id, "newversion"),
+        "latest_draft": urls.deposit_api(base, draft),
+        "latest_draft_html": urls.deposit_html(base, draft),
     }
     body = {
         "id": dep_id,
@@ -129,15 +127,15 @@ def _render(settings: Settings, row: dict, facts: dict, objs: list[buckets.Objec
     if submitted:
         body.update(
             doi=row["doi"],
-            doi_url=f"https://doi.org/{row['doi']}",
+            doi_url=urls.doi(row["doi"]),
             record_id=dep_id,
-            record_url=f"{base}/api/records/{dep_id}",
+            record_url=urls.record_api(base, dep_id),
         )
-        links.update(record=body["record_url"], record_html=f"{base}/records/{dep_id}", doi=body["doi_url"])
+        links.update(record=body["record_url"], record_html=urls.record_html(base, dep_id), doi=body["doi_url"])
     if facts["conceptdoi"] and facts["latest"]:
         body["conceptdoi"] = facts["conceptdoi"]
-        links["conceptdoi"] = f"https://doi.org/{facts['conceptdoi']}"
+        links["conceptdoi"] = urls.doi(facts["conceptdoi"])
     if facts["latest"]:
-        links["latest"] = f"{base}/api/records/{facts['latest']}"
-        links["latest_html"] = f"{base}/records/{facts['latest']}"
+        links["latest"] = urls.record_api(base, facts["latest"])
+        links["latest_html"] = urls.record_html(base, facts["latest"])
     return body

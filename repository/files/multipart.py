@@ -37,10 +37,10 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 from sqlalchemy import Connection, delete, insert, or_, select, update
 
+from repository import urls
 from repository.accounts.tokens import Identity
 from repository.errors import BadRequest, Conflict, Forbidden, NotFound
 from repository.files import buckets, digests, frontier, owners, quotas
@@ -414,7 +414,7 @@ def _mtime(path: str) -> float:
 
 def upload_json(base: str, row: dict) -> dict:
     """An upload as the API shows it (invenio-files-rest's multipart object, with its expiry)."""
-    url = f"{base}/api/files/{row['bucket_id']}/{quote(row['key'])}"
+    url = urls.bucket_object(base, row["bucket_id"], row["key"])
     count = part_count(row)
     return {
         "id": row["id"],
@@ -429,7 +429,7 @@ def upload_json(base: str, row: dict) -> dict:
         "created": _iso(row["created"]),
         "expires": _iso(row["expires"]),
         "links": {"self": f"{url}?uploadId={row['id']}", "object": url,
-                  "bucket": f"{base}/api/files/{row['bucket_id']}"},
+                  "bucket": urls.bucket(base, row["bucket_id"])},
     }
 
 

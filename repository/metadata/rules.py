@@ -12,6 +12,7 @@ from typing import Any
 
 from marshmallow import ValidationError as SchemaError
 
+from repository import urls
 from repository.errors import ValidationError, field_error
 from repository.metadata.lookups import GENERIC_TEST_PREFIX, DoiPolicy, MetadataLookups
 from repository.metadata.schemas import DepositMetadataSchema
@@ -165,7 +166,7 @@ def _check_license(data: dict, failed: dict, lookups: MetadataLookups, error: Er
         return
     canonical = lookups.license_id(value)
     if canonical is None:
-        error("license", f"Not a valid license id: {value!r}. See /api/licenses/ for the ids.")
+        error("license", f"Not a valid license id: {value!r}. See {urls.LICENSES} for the ids.")
         del data["license"]
         failed["license"] = True  # so that no default license replaces the wrong one
     else:

@@ -11,6 +11,7 @@ from functools import cached_property
 from lxml import etree
 from sqlalchemy import Connection
 
+from repository import urls
 from repository.communities import inclusions
 from repository.config import Settings
 from repository.oai import listing, response, sets, tokens
@@ -50,7 +51,7 @@ class Context:
 
     @property
     def base_url(self) -> str:
-        return self.settings.BASE_URL + "/oai2d"
+        return urls.oai(self.settings.BASE_URL)
 
     @cached_property
     def _identifier_prefix(self) -> str:

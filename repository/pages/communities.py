@@ -14,6 +14,7 @@ from flask import Blueprint, Response, flash, redirect, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
+from repository import urls
 from repository.communities import inclusions, store
 from repository.errors import ApiError, Forbidden, NotFound, ValidationError
 from repository.metadata.fields import sanitize_html
@@ -81,7 +82,7 @@ def community_list() -> Response:
         error = exc
 
     def page_url(n: int) -> str:
-        return "/communities/?" + urlencode({**args, "page": str(n)})
+        return urls.communities_html("") + "?" + urlencode({**args, "page": str(n)})
 
     response = render_page(
         "communities/list.html", error.status if error else 200, communities=[_community(r) for r in rows],
@@ -113,7 +114,7 @@ def create() -> BaseResponse:
     except ValidationError as exc:
         return _form_page("communities/form.html", 400, values, exc.errors, community=None)
     flash(f"The community “{row.title}” has been created.", "success")
-    return redirect(f"/communities/{row.identifier}/", 303)
+    return redirect(urls.community_html("", row.identifier), 303)
 
 
 @bp.route("/communities/<identifier>/edit", methods=["GET", "POST"])
@@ -132,7 +133,7 @@ def edit(identifier: str) -> BaseResponse:
         return _form_page("communities/form.html", 400, {**values, "identifier": identifier}, exc.errors,
                           community=community)
     flash("The community has been saved.", "success")
-    return redirect(f"/communities/{identifier}/", 303)
+    return redirect(urls.community_html("", identifier), 303)
 
 
 @bp.get("/communities/<identifier>/")
@@ -141,7 +142,7 @@ def community(identifier: str) -> Response:
     """A community's page (its `links.html`): what it is about, and its records with the search page's query,
     facets and paging. 404 page for an unknown community; 400 with the message for a bad query."""
     found = _load(identifier)
-    view = search_view(request.args, f"/communities/{identifier}/", MultiDict({"communities": identifier}))
+    view = search_view(request.args, urls.community_html("", identifier), MultiDict({"communities": identifier}))
     user = current_user()
     response = render_page("communities/community.html", view.error.status if view.error else 200,
                            community=found, search=view, results=rendered_results(view),
@@ -185,7 +186,7 @@ def _decide(identifier: str, request_id: int, accept: bool) -> BaseResponse:
         row, _ = inclusions.decide(conn, s.settings, identifier, request_id, user["id"], accept)
     done = "accepted: every version of the record is now in the community" if accept else "rejected"
     flash(f"Request {row['id']} {done}.", "success")
-    return redirect(f"/communities/{identifier}/curate", 303)
+    return redirect(urls.community_curate_html("", identifier), 303)
 
 
 @bp.post("/communities/<identifier>/curate/<int:request_id>/accept")

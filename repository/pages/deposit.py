@@ -13,6 +13,7 @@ from flask import Blueprint, Response, flash, redirect, request
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
+from repository import urls
 from repository.deposits import actions, representation
 from repository.errors import ApiError
 from repository.files.buckets import release_files
@@ -66,7 +67,7 @@ def create() -> BaseResponse:
     user = require_user()
     with services().db.write() as conn:
         dep_id = actions.create(conn, actions.Context(services().settings, DatabaseLookups(conn)), user["id"], {})
-    return redirect(f"/deposit/{dep_id}", 303)
+    return redirect(urls.deposit_html("", dep_id), 303)
 
 
 @bp.get("/<int:dep_id>")
@@ -101,7 +102,7 @@ def submit(dep_id: int) -> BaseResponse:
         return _refused(deposition, state, exc, rows_sent)
     if action == "save":
         flash("Draft saved." if not deposition["submitted"] else "Changes saved (not yet published).", "success")
-        return redirect(f"/deposit/{dep_id}", 303)
+        return redirect(urls.deposit_html("", dep_id), 303)
     try:
         with services().db.write() as conn:
             actions.publish(conn, actions.Context(services().settings, DatabaseLookups(conn)), dep_id, user["id"])
@@ -111,7 +112,7 @@ def submit(dep_id: int) -> BaseResponse:
         shown = forms.from_metadata(stored["metadata"])
         return _refused(stored, shown, exc, forms.to_metadata(shown, {}, stored["submitted"])[1], saved=True)
     flash("Published. The record page is live; its DOI is registered in the background.", "success")
-    return redirect(f"/deposit/{dep_id}", 303)
+    return redirect(urls.deposit_html("", dep_id), 303)
 
 
 def _refused(deposition: dict, state: forms.FormState, exc: ApiError, rows_sent: dict[str, list[int]],
@@ -152,7 +153,7 @@ def _act(dep_id: int, action: Callable[[Connection, int, int], None], done: str)
         flash(exc.message, "error")
     else:
         flash(done, "success")
-    return redirect(f"/deposit/{dep_id}", 303)
+    return redirect(urls.deposit_html("", dep_id), 303)
 
 
 @bp.post("/<int:dep_id>/edit")
@@ -184,7 +185,7 @@ def new_version(dep_id: int) -> BaseResponse:
         if exc.status == 404:
             raise
         flash(exc.message, "error")
-        return redirect(f"/deposit/{dep_id}", 303)
+        return redirect(urls.deposit_html("", dep_id), 303)
     draft = urlsplit(_deposition(dep_id, user["id"])["links"]["latest_draft_html"]).path
     flash("A new version: change its files and metadata, then publish it.", "success")
     return redirect(draft, 303)
@@ -209,7 +210,7 @@ def delete(dep_id: int) -> BaseResponse:
         if exc.status == 404:
             raise
         flash(exc.message, "error")
-        return redirect(f"/deposit/{dep_id}", 303)
+        return redirect(urls.deposit_html("", dep_id), 303)
     with services().db.write() as conn:
         release_files(conn, services().files, freed)
     flash("The draft and its files were deleted.", "success")

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, redirect, request, session
 from werkzeug.wrappers import Response as BaseResponse
 
+from repository import urls
 from repository.deposits import actions, representation, uploads
 from repository.errors import ApiError
 from repository.files import quotas
@@ -81,7 +82,8 @@ def _back(dep_id: int, text: str, kind: str = "success") -> BaseResponse:
     session[NOTICE] = {"dep": dep_id, "kind": kind, "text": text}
     # Only back to this deposition's form or file page, whatever `next` says.
     wanted = request.form.get("next", "")
-    target = wanted if wanted in (f"/deposit/{dep_id}", f"/deposit/{dep_id}/files") else f"/deposit/{dep_id}"
+    form = urls.deposit_html("", dep_id)
+    target = wanted if wanted in (form, f"{form}/files") else form
     return redirect(f"{target}#files", 303)
 
 

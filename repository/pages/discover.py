@@ -21,6 +21,7 @@ from flask import Blueprint, Response, current_app, render_template, request, se
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 
+from repository import urls
 from repository.communities import store
 from repository.errors import ApiError
 from repository.pages.base import page_response, render_page
@@ -200,7 +201,7 @@ def card(record: dict[str, Any]) -> dict[str, Any]:
     creators = [c.get("name", "") for c in md.get("creators", []) if isinstance(c, dict)]
     right = md.get("access_right", "open")
     return {
-        "id": record["id"], "url": f"/records/{record['id']}", "title": md.get("title") or "Untitled",
+        "id": record["id"], "url": urls.record_html("", record["id"]), "title": md.get("title") or "Untitled",
         "creators": creators[:CREATORS_SHOWN], "more_creators": max(0, len(creators) - CREATORS_SHOWN),
         "date": md.get("publication_date", ""), "type": type_info(md).title,
         "access_right": right, "access_label": ACCESS_LABELS.get(right, right),

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, request
 
+from repository import urls
 from repository.deposits import representation
 from repository.deposits.listing import list_deposits
 from repository.errors import ApiError
@@ -35,7 +36,7 @@ def _args() -> dict[str, str]:
 
 
 def _page_url(args: dict[str, str], number: int) -> str:
-    return "/deposit?" + urlencode({**args, "page": str(number)})
+    return urls.deposits_html("") + "?" + urlencode({**args, "page": str(number)})
 
 
 @bp.get("/deposit")

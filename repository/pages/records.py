@@ -23,6 +23,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
+from repository import urls
 from repository.datadesc import query_preview
 from repository.datadesc.checks import previews
 from repository.errors import Gone, NotFound
@@ -151,7 +152,7 @@ def record_page(recid: int) -> BaseResponse:
                                  unchanged=request.if_none_match.contains_weak)  # fmt: skip
     except read.Moved as moved:
         query = "?" + request.query_string.decode() if request.query_string else ""
-        return redirect(f"{s.settings.BASE_URL}/records/{moved.recid}{query}", 301)
+        return redirect(urls.record_html(s.settings.BASE_URL, moved.recid) + query, 301)
     except Gone:
         return _tombstone(recid)
     guest = identity() is None and COOKIE not in request.cookies
@@ -194,7 +195,7 @@ def latest_page(recid: int) -> BaseResponse:
     """`links.latest_html`: 302 to the page of the newest published version of the record's concept (404 for an
     unknown id, 410 when every version was taken down)."""
     newest = read.newest_version(services().db, recid)
-    return redirect(f"{services().settings.BASE_URL}/records/{newest}", 302)
+    return redirect(urls.record_html(services().settings.BASE_URL, newest), 302)
 
 
 @bp.get("/records/<int:recid>/preview/<path:key>")
@@ -217,7 +218,7 @@ def preview(recid: int, key: str) -> BaseResponse:
     types = previews.column_types(s.files, objs, obj)
     page = query_preview(previews.preview_db(s.settings.INSTANCE_PATH, s.files, obj, types), PREVIEW_ROWS, offset,
                          {}, None)  # fmt: skip
-    base = f"/records/{recid}/preview/{quote(key)}?offset="
+    base = urls.record_preview_html("", recid, key) + "?offset="
     pages = {"previous": base + str(max(offset - PREVIEW_ROWS, 0)) if offset > 0 else None,
              "next": base + str(offset + PREVIEW_ROWS) if offset + PREVIEW_ROWS < page["total"] else None}
     response = render_page("records/preview.html", key=key, recid=recid, page=page, links=pages,
@@ -345,7 +346,7 @@ def _access(record: dict) -> dict[str, Any]:
     m = record["metadata"]
     return {"right": m.get("access_right", "open"), "embargo_date": m.get("embargo_date"),
             "conditions": Markup(sanitize_html(m.get("access_conditions") or "")),
-            "files_shown": "files" in record, "request_url": f"/records/{record['id']}/access/request"}  # fmt: skip
+            "files_shown": "files" in record, "request_url": urls.access_request_html("", record["id"])}  # fmt: skip
 
 
 def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from datetime import datetime
 from flask import Blueprint, Response
 from lxml import etree
 
+from repository import urls
 from repository.errors import NotFound
 from repository.records import sitemap
 from repository.timeutil import isoformat
@@ -48,9 +49,9 @@ def _element(parent: etree._Element, tag: str, loc: str, lastmod: datetime | Non
         etree.SubElement(entry, f"{{{NS}}}lastmod").text = isoformat(lastmod)
 
 
-def _urlset(urls: Iterable[tuple[str, datetime | None]]) -> Response:
+def _urlset(locations: Iterable[tuple[str, datetime | None]]) -> Response:
     root = etree.Element(f"{{{NS}}}urlset", nsmap={None: NS})
-    for loc, lastmod in urls:
+    for loc, lastmod in locations:
         _element(root, "url", loc, lastmod)
     return _xml(root)
 
@@ -68,9 +69,9 @@ def sitemap_index() -> Response:
     count, newest = sitemap.community_count(s.db)
     root = etree.Element(f"{{{NS}}}sitemapindex", nsmap={None: NS})
     for number in range(_community_files(count, per_file)):
-        _element(root, "sitemap", f"{base}/sitemap-communities-{number}.xml", newest)
+        _element(root, "sitemap", urls.sitemap(base, f"communities-{number}"), newest)
     for entry in sitemap.record_files(s.db, per_file):
-        _element(root, "sitemap", f"{base}/sitemap-{entry.key}.xml", entry.updated)
+        _element(root, "sitemap", urls.sitemap(base, str(entry.key)), entry.updated)
     return _xml(root)
 
 
@@ -87,7 +88,7 @@ def record_sitemap(number: int) -> Response:
     if not entries:
         raise NotFound("This sitemap does not exist.")
     base = s.settings.BASE_URL
-    return _urlset((f"{base}/records/{entry.key}", entry.updated) for entry in entries)
+    return _urlset((urls.record_html(base, entry.key), entry.updated) for entry in entries)
 
 
 @bp.get(f"/sitemap-communities-<{MAX_FILE}:number>.xml")
@@ -101,18 +102,18 @@ def community_sitemap(number: int) -> Response:
     # Shifted by the two pages file 0 starts with, so no file lists more than `per_file` URLs.
     first = number * per_file - 2 if number else 0
     size = max(per_file - 2, 0) if number == 0 else per_file
-    urls: list[tuple[str, datetime | None]] = [(f"{base}/", None), (f"{base}/communities/", None)] if number == 0 \
+    pages: list[tuple[str, datetime | None]] = [(urls.home(base), None), (urls.communities_html(base), None)] if number == 0 \
         else []
-    urls += [(f"{base}/communities/{entry.key}/", entry.updated)
-             for entry in sitemap.community_range(s.db, first, size)]
-    return _urlset(urls)
+    pages += [(urls.community_html(base, str(entry.key)), entry.updated)
+              for entry in sitemap.community_range(s.db, first, size)]
+    return _urlset(pages)
 
 
 @bp.get("/robots.txt")
 def robots() -> Response:
     """What crawlers may read, and where the sitemap is."""
     lines = ["User-agent: *", *(f"Disallow: {path}" for path in ROBOTS_DISALLOW), "",
-             f"Sitemap: {services().settings.BASE_URL}/sitemap.xml", ""]
+             f"Sitemap: {urls.sitemap(services().settings.BASE_URL)}", ""]
     response = Response("\n".join(lines), mimetype="text/plain")
     response.headers["Cache-Control"] = CACHE
     return response

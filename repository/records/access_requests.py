@@ -14,6 +14,7 @@ import datetime as dt
 
 from sqlalchemy import Connection, and_, insert, or_, select, update
 
+from repository import urls
 from repository.accounts import mail
 from repository.accounts.links import LinkInvalid, make_link_token, read_link_token
 from repository.accounts.tokens import EMAIL_RE, Identity
@@ -122,10 +123,10 @@ def create(conn: Connection, settings: Settings, secret: bytes, recid: int, just
         _tell_owner(conn, settings, record, row)
     else:
         token = make_link_token(secret, PURPOSE, {"id": request_id, "state": "pending_confirmation"})
-        link = f"{settings.BASE_URL}/records/{recid}/access/confirm/{token}"
+        link = urls.access_confirm_html(settings.BASE_URL, recid, token)
         mail.enqueue(conn, address, f"Confirm your access request for {_short(_title(record))}",
                      f"Someone, hopefully you, asked for access to the files of \"{_title(record)}\"\n"
-                     f"({settings.BASE_URL}/records/{recid}) with this address.\n\n"
+                     f"({urls.record_html(settings.BASE_URL, recid)}) with this address.\n\n"
                      f"To send the request to the record's owner, open this link within "
                      f"{settings.CONFIRM_LINK_HOURS} hours:\n\n{link}\n\n"
                      "If it was not you, ignore this message: nothing is sent without the confirmation.\n")
@@ -162,7 +163,7 @@ def _tell_owner(conn: Connection, settings: Settings, record: dict, row: dict) -
         return
     mail.enqueue(conn, to, f"Access request for {_short(_title(record))}",
                  f"{row['requester_email']} asks for access to the files of your restricted record\n"
-                 f"\"{_title(record)}\" ({settings.BASE_URL}/records/{record['id']}).\n\n"
+                 f"\"{_title(record)}\" ({urls.record_html(settings.BASE_URL, record['id'])}).\n\n"
                  f"Their justification:\n\n{row['justification']}\n\n"
                  f"Accept (optionally until a date) or reject it here:\n\n{settings.BASE_URL}{OWNER_PAGE}\n",
                  reply_to=row["requester_email"])
@@ -276,7 +277,7 @@ def decide(conn: Connection, settings: Settings, recid: int, request_id: int, ow
     status = "accepted" if accept else "rejected"
     conn.execute(update(access_requests).where(access_requests.c.id == request_id).values(
         status=status, decided=utcnow(), decided_by=owner_id, message=text or None, expires=expires))
-    url = f"{settings.BASE_URL}/records/{recid}"
+    url = urls.record_html(settings.BASE_URL, recid)
     if accept:
         lasts = f" until {(expires - dt.timedelta(days=1)).date().isoformat()} (UTC)" if expires else ""
         how = ("Sign in with this address to download the files"
@@ -299,7 +300,7 @@ def revoke(conn: Connection, settings: Settings, recid: int, request_id: int, ow
     conn.execute(update(access_requests).where(access_requests.c.id == request_id).values(
         status="revoked", decided=utcnow(), decided_by=owner_id))
     mail.enqueue(conn, row["requester_email"], f"Access revoked: {_short(_title(record))}",
-                 f"The owner of \"{_title(record)}\" ({settings.BASE_URL}/records/{recid}) revoked your access "
+                 f"The owner of \"{_title(record)}\" ({urls.record_html(settings.BASE_URL, recid)}) revoked your access "
                  "to its files.\n")
     return _reread(conn, request_id)
 
@@ -326,7 +327,7 @@ def has_grant(conn: Connection, recid: int, user_id: int | None = None, email: s
 
 def request_json(row: dict, base_url: str) -> dict:
     """An access request as the API shows it to the record's owner."""
-    api = f"{base_url}/api/records/{row['recid']}/access/requests/{row['id']}"
+    api = urls.access_request_api(base_url, row["recid"], row["id"])
     expires = row["expires"]
     live = row["status"] == "accepted" and (expires is None or expires > utcnow())
     return {
@@ -341,6 +342,6 @@ def request_json(row: dict, base_url: str) -> dict:
         # The last day of access (UTC), for a grant with an end.
         "until": (expires - dt.timedelta(days=1)).date().isoformat() if expires else None,
         "access": live,
-        "links": {"self": api, "record": f"{base_url}/api/records/{row['recid']}", "accept": api + "/accept",
+        "links": {"self": api, "record": urls.record_api(base_url, row["recid"]), "accept": api + "/accept",
                   "reject": api + "/reject", "revoke": api + "/revoke"},
     }

@@ -8,10 +8,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
 from sqlalchemy import Connection, Dialect, LargeBinary, Select, bindparam, func, select, type_coerce, update
 
+from repository import urls
 from repository.communities import inclusions
 from repository.config import Settings
 from repository.files import buckets, thumbnails
@@ -75,7 +75,6 @@ def _build(
 ) -> dict:
     base = settings.BASE_URL
     recid = row["id"]
-    api = f"{base}/api/records/{recid}"
     # The row was just read: its metadata can be shared rather than copied.
     metadata = to_record_metadata(row["metadata"], lookups, accepted_communities=communities, copy_values=False)
     metadata["doi"] = row["doi"]
@@ -95,19 +94,19 @@ def _build(
         ]
     }
     links: dict[str, Any] = {
-        "self": api,
-        "html": f"{base}/records/{recid}",
-        "doi": f"https://doi.org/{row['doi']}",
-        "badge": f"{base}/badge/doi/{row['doi']}.svg",
-        "files": f"{api}/files",
-        "versions": f"{api}/versions",
+        "self": urls.record_api(base, recid),
+        "html": urls.record_html(base, recid),
+        "doi": urls.doi(row["doi"]),
+        "badge": urls.badge(base, row["doi"]),
+        "files": urls.record_files_api(base, recid),
+        "versions": urls.record_versions_api(base, recid),
         # Both redirect to the newest version when followed, so a copy kept by a client never leads astray.
-        "latest": f"{base}/api/records/{latest}/versions/latest",
-        "latest_html": f"{base}/records/{latest}/latest",
+        "latest": urls.record_latest_api(base, latest),
+        "latest_html": urls.record_latest_html(base, latest),
     }
     if conceptdoi:
-        links["conceptdoi"] = f"https://doi.org/{conceptdoi}"
-        links["conceptbadge"] = f"{base}/badge/doi/{conceptdoi}.svg"
+        links["conceptdoi"] = urls.doi(conceptdoi)
+        links["conceptbadge"] = urls.badge(base, conceptdoi)
     record = {
         "id": recid,
         "conceptrecid": str(row["conceptrecid"]),
@@ -124,12 +123,12 @@ def _build(
         record["conceptdoi"] = conceptdoi
     images = [o for o in objs if o["mimetype"].startswith("image/")]
     if images and (with_files or row_files_open(row)):
-        links["thumbs"] = {str(size): f"{api}/thumb{size}" for size in thumbnails.SIZES}
-        links["thumb250"] = f"{api}/thumb250"
+        links["thumbs"] = {str(size): urls.record_thumbnail(base, recid, size) for size in thumbnails.SIZES}
+        links["thumb250"] = urls.record_thumbnail(base, recid, 250)
     if with_files or row_files_open(row):
         bucket = row["bucket_id"]
-        links["bucket"] = f"{base}/api/files/{bucket}"
-        links["archive"] = f"{api}/files-archive"  # every file as one zip (InvenioRDM's link name)
+        links["bucket"] = urls.bucket(base, bucket)
+        links["archive"] = urls.record_archive(base, recid)  # every file as one zip (InvenioRDM's link name)
         record["files"] = [
             {
                 "id": o["file_id"],
@@ -138,7 +137,7 @@ def _build(
                 "key": o["key"],
                 "size": o["size"],
                 "type": _file_type(o["key"]),
-                "links": {"self": f"{base}/api/files/{bucket}/{quote(o['key'])}"},
+                "links": {"self": urls.bucket_object(base, bucket, o["key"])},
             }
             for o in objs
         ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from repository import urls
 from repository.accounts.tokens import Identity
 from repository.config import Settings
 from repository.errors import ApiError, Gone, NotFound
@@ -87,7 +88,7 @@ def _missing(conn: Connection, settings: Settings, recid: int) -> ApiError:
     """The error for `recid` without a records row: Moved to its latest version for a concept id, else NotFound."""
     latest = build.latest_version(conn, recid) if build.is_concept(conn, recid) else None
     if latest is not None:
-        return Moved(f"{settings.BASE_URL}/api/records/{latest}", latest)
+        return Moved(urls.record_api(settings.BASE_URL, latest), latest)
     return NotFound("PID does not exist.")
 
 

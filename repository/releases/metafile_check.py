@@ -17,6 +17,7 @@ from typing import Any
 from marshmallow import Schema, fields
 from sqlalchemy import Connection, select
 
+from repository import urls
 from repository.errors import ValidationError, field_error
 from repository.metadata import DoiPolicy, MetadataLookups, validate_for_publish
 from repository.metadata.fields import Choice
@@ -162,7 +163,7 @@ def _explain(error: dict[str, Any], read: metafiles.MetadataFile, given: dict, i
     if hint is None and error["message"].startswith("Not a valid license id"):
         nearest = index.nearest(str(_value_at(given, path) or ""))
         if nearest:
-            hint = "Did you mean " + " or ".join(repr(n) for n in nearest) + "? See /api/licenses/ for every id."
+            hint = f"Did you mean {' or '.join(repr(n) for n in nearest)}? See {urls.LICENSES} for every id."
     if hint:
         result["hint"] = hint
     return result

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from repository import urls
 from repository.errors import BadRequest, Conflict, NotFound, ValidationError, field_error
 from repository.storage.tables.releases import release_repositories, releases
 from repository.storage.upsert import inserted_id
@@ -173,12 +174,12 @@ def list_releases(conn: Connection, repo_id: int) -> list[dict]:
 def repository_json(repo: dict, base_url: str, secret: bool = False) -> dict[str, Any]:
     """A repository; the webhook secret only when `secret` (in the answer to enabling it)."""
     links = {
-        "self": f"{base_url}/api/releases/repositories/{repo['id']}",
-        "releases": f"{base_url}/api/releases/repositories/{repo['id']}/releases",
+        "self": urls.release_repository_api(base_url, repo["id"]),
+        "releases": urls.release_list_api(base_url, repo["id"]),
         "webhook": webhook_url(base_url, repo["id"]),
     }
     if repo["conceptrecid"]:
-        links["latest"] = f"{base_url}/api/records/{repo['conceptrecid']}"
+        links["latest"] = urls.record_api(base_url, repo["conceptrecid"])
     body: dict[str, Any] = {
         "id": repo["id"],
         "platform": repo["platform"],
@@ -197,10 +198,10 @@ def repository_json(repo: dict, base_url: str, secret: bool = False) -> dict[str
 
 
 def release_json(row: dict, base_url: str) -> dict[str, Any]:
-    links = {"self": f"{base_url}/api/releases/repositories/{row['repository_id']}/releases/{row['id']}"}
+    links = {"self": urls.release_api(base_url, row["repository_id"], row["id"])}
     if row["recid"]:
-        links["record"] = f"{base_url}/api/records/{row['recid']}"
-        links["deposition"] = f"{base_url}/api/deposit/depositions/{row['recid']}"
+        links["record"] = urls.record_api(base_url, row["recid"])
+        links["deposition"] = urls.deposit_api(base_url, row["recid"])
     if row["status"] == "failed":
         links["retry"] = links["self"] + "/actions/retry"
     return {
@@ -216,4 +217,4 @@ def release_json(row: dict, base_url: str) -> dict[str, Any]:
 
 
 def webhook_url(base_url: str, repo_id: int) -> str:
-    return f"{base_url}/api/releases/hooks/{repo_id}"
+    return urls.release_hook(base_url, repo_id)

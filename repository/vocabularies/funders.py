@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, case, func, literal, select
 
+from repository import urls
 from repository.errors import NotFound
 from repository.paging import Page
 from repository.storage.tables.vocabularies import funders
@@ -77,5 +78,5 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "metadata": funder_json(row),
-        "links": {"self": f"{base_url}/api/funders/{row.doi}"},
+        "links": {"self": urls.funder_api(base_url, row.doi)},
     }

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from sqlalchemy import Connection, Row, func, select
 
+from repository import urls
 from repository.errors import NotFound, field_error
 from repository.paging import Page
 from repository.storage.tables.vocabularies import funders, grants
@@ -98,5 +99,5 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "metadata": metadata,
-        "links": {"self": f"{base_url}/api/grants/{row.funder_doi}{GRANT_ID_SEPARATOR}{quote(row.code, safe='/')}"},
+        "links": {"self": urls.grant_api(base_url, f"{row.funder_doi}{GRANT_ID_SEPARATOR}{quote(row.code, safe='/')}")},
     }

@@ -10,10 +10,10 @@ service id stands for (`CC-BY-4.0` for `cc-by`) and the reference system's legac
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from sqlalchemy import ColumnElement, Connection, Row, case, func, select
 
+from repository import urls
 from repository.errors import NotFound
 from repository.paging import Page
 from repository.storage.tables.vocabularies import license_aliases, licenses
@@ -80,5 +80,5 @@ def to_json(row: Row, base_url: str) -> dict[str, Any]:
         "created": isoformat(row.created),
         "updated": isoformat(row.updated),
         "metadata": {"id": row.id, "title": row.title, "url": row.url},
-        "links": {"self": f"{base_url}/api/licenses/{quote(row.id, safe='')}"},
+        "links": {"self": urls.license_api(base_url, row.id)},
     }

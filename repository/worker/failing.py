@@ -12,6 +12,7 @@ import logging
 
 from sqlalchemy import Connection, RowMapping, select
 
+from repository import urls
 from repository.accounts import mail
 from repository.accounts.users import get_user
 from repository.config import Settings
@@ -49,8 +50,8 @@ def registration_failed(conn: Connection, settings: Settings, row: RowMapping, a
         f"The service keeps trying on its own, at least every {MAX_BACKOFF_SECONDS // 60} minutes; you need do "
         "nothing. Its operator has been told. You will not receive another message about this unless "
         "registration fails again after it has succeeded.\n\n"
-        f"The record: {base}/records/{row['recid']}\n"
-        f"Your deposit: {base}/deposit/{row['recid']}\n\n"
+        f"The record: {urls.record_html(base, row['recid'])}\n"
+        f"Your deposit: {urls.deposit_html(base, row['recid'])}\n\n"
         f"-- \n{settings.REPOSITORY_NAME}\n{base}\n"
     )
     mail.enqueue(conn, to, f"DOI registration delayed: {title}", body)

@@ -97,6 +97,7 @@ def test_a_pass_stopped_part_way_resumes_where_it_stopped(stored, settings, tmp_
     assert again["resumed"] is False and again["checked"] == 5
 
 
+@pytest.mark.slow  # the script in a subprocess, stopped by a signal and started again
 def test_the_real_script_interrupted_by_a_signal_resumes(stored, settings, tmp_path):
     env = {**os.environ, "INSTANCE_PATH": settings.INSTANCE_PATH, "DATABASE_URL": settings.DATABASE_URL,
            "FILES_ROOT": settings.FILES_ROOT, "SEARCH_URL": settings.SEARCH_URL}

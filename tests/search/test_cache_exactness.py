@@ -149,6 +149,7 @@ def compare(cached: EmbeddedBackend, cold: EmbeddedBackend, root: Path, label: o
     raise AssertionError(f"the index kept changing: {label}")
 
 
+@pytest.mark.slow  # tens of index commits per example, each followed by every search twice
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
 def test_cached_answers_equal_cold_answers_after_every_change(tmp_path_factory: Any, ops: list[Op],
@@ -156,6 +157,7 @@ def test_cached_answers_equal_cold_answers_after_every_change(tmp_path_factory: 
     replay(tmp_path_factory, ops, writers)
 
 
+@pytest.mark.slow  # tens of index commits per example, each followed by every search twice
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
 def test_cached_answers_equal_cold_answers_when_frequent_terms_alone_prove_the_top(
@@ -167,6 +169,7 @@ def test_cached_answers_equal_cold_answers_when_frequent_terms_alone_prove_the_t
     replay(tmp_path_factory, ops, writers)
 
 
+@pytest.mark.slow  # tens of index commits per example, each followed by every search twice
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops, writers=st.lists(st.booleans(), min_size=14, max_size=14))
 def test_cached_answers_equal_cold_answers_when_segments_list_their_top_terms(

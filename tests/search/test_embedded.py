@@ -61,6 +61,7 @@ def test_another_process_writes_and_this_one_sees_it_at_once(tmp_path):
     assert sorted(ids(run(here))) == [1, 2]
 
 
+@pytest.mark.slow  # two more interpreters
 def test_processes_writing_at_once_lose_nothing(tmp_path):
     open_search(f"embedded://{tmp_path}")  # create the index before the race
     script = textwrap.dedent(f"""
@@ -181,6 +182,7 @@ def test_load_documents_needs_a_new_empty_index(tmp_path):
         backend.load_documents([(2, 1, backend.engine_document(doc(2)))])
 
 
+@pytest.mark.slow  # 22 commits, then the wait for the merge they start
 def test_merges_started_by_commits_end_in_the_background_not_abandoned(tmp_path):
     backend = EmbeddedBackend(tmp_path, linger=0)
     for recid in range(1, 23):

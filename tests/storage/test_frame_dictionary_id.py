@@ -23,13 +23,19 @@ def _dictionary(dict_id: int) -> bytes:
     return zstandard.train_dictionary(4096, samples, dict_id=dict_id).as_bytes()
 
 
+@functools.cache
+def _data(size: int) -> bytes:
+    """`size` random bytes, the same for every example of that size (generating them costs more than the test)."""
+    return bytes(random.Random(size).randrange(256) for _ in range(size))
+
+
 # Ids that need the field's 1, 2 and 4 bytes (the encoder picks the shortest), sizes either side of a single segment.
 @settings(max_examples=60, deadline=None)
 @given(dict_id=st.sampled_from([0, 1, 200, 255, 256, 40_000, 65_535, 65_536, 2**31 + 5, 2**32 - 1]),
        size=st.sampled_from([0, 1, 100, 5_000, 200_000]),
        writer=st.sampled_from(["packing", "zstandard"]))
 def test_the_id_read_off_the_header_is_the_librarys(dict_id, size, writer):
-    data = bytes(random.Random(size).randrange(256) for _ in range(size))
+    data = _data(size)
     content = _dictionary(dict_id) if dict_id else None
     if writer == "packing":
         frame = packing.pack(data, zstd.ZstdDict(content) if content else None)

@@ -1,0 +1,237 @@
+"""Every URL the service hands out, built in one place: the links of the JSON answers, the addresses in mails,
+redirects' `Location` and the serializers' identifiers. A route that moves changes here and nowhere else.
+
+`base` is the service's root without a trailing slash (the BASE_URL setting, or a serializer's
+`RenderContext.base_url`); the web pages pass `""` for a path within the site. The functions only join strings:
+they import nothing of the service, so every layer (the serializers included) may use them
+(docs/architecture/index.md#package-order).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+DOI_RESOLVER = "https://doi.org/"
+
+# The collections, as the API's index lists them (paths within the site).
+RECORDS = "/api/records/"
+DEPOSITIONS = "/api/deposit/depositions"
+FILES = "/api/files"
+LICENSES = "/api/licenses/"
+COMMUNITIES = "/api/communities/"
+FUNDERS = "/api/funders/"
+GRANTS = "/api/grants/"
+OAI = "/oai2d"
+
+
+def doi(value: str) -> str:
+    """A DOI at the resolver."""
+    return f"{DOI_RESOLVER}{value}"
+
+
+# Records
+
+
+def record_api(base: str, recid: int | str) -> str:
+    """A record's metadata resource (the API's `links.self`)."""
+    return f"{base}{RECORDS}{recid}"
+
+
+def record_html(base: str, recid: int | str) -> str:
+    """A record's landing page."""
+    return f"{base}/records/{recid}"
+
+
+def record_files_api(base: str, recid: int | str) -> str:
+    return f"{record_api(base, recid)}/files"
+
+
+def record_versions_api(base: str, recid: int | str) -> str:
+    return f"{record_api(base, recid)}/versions"
+
+
+def record_latest_api(base: str, recid: int | str) -> str:
+    """Redirects to the newest version's metadata resource when followed."""
+    return f"{record_api(base, recid)}/versions/latest"
+
+
+def record_latest_html(base: str, recid: int | str) -> str:
+    """Redirects to the newest version's landing page when followed."""
+    return f"{record_html(base, recid)}/latest"
+
+
+def record_archive(base: str, recid: int | str, query: str = "") -> str:
+    """Every file of a record as one zip; `query` is appended as given (with its `?`)."""
+    return f"{record_api(base, recid)}/files-archive{query}"
+
+
+def record_thumbnail(base: str, recid: int | str, size: int | str) -> str:
+    return f"{record_api(base, recid)}/thumb{size}"
+
+
+def record_preview_html(base: str, recid: int | str, key: str) -> str:
+    """The page previewing one file of a record (its key quoted)."""
+    return f"{record_html(base, recid)}/preview/{quote(key)}"
+
+
+def badge(base: str, doi_value: str) -> str:
+    """The SVG badge of a DOI the service registered."""
+    return f"{base}/badge/doi/{doi_value}.svg"
+
+
+# Access requests to a record's files
+
+
+def access_request_html(base: str, recid: int | str) -> str:
+    """The form asking for access to a record's files."""
+    return f"{record_html(base, recid)}/access/request"
+
+
+def access_confirm_html(base: str, recid: int | str, token: str) -> str:
+    """The link a guest follows to confirm their access request."""
+    return f"{record_html(base, recid)}/access/confirm/{token}"
+
+
+def access_request_api(base: str, recid: int | str, request_id: int | str) -> str:
+    return f"{record_api(base, recid)}/access/requests/{request_id}"
+
+
+# Depositions and their files
+
+
+def deposit_api(base: str, dep_id: int | str) -> str:
+    return f"{base}{DEPOSITIONS}/{dep_id}"
+
+
+def deposit_html(base: str, dep_id: int | str) -> str:
+    """A deposit's edit page."""
+    return f"{base}/deposit/{dep_id}"
+
+
+def deposit_file_api(base: str, dep_id: int | str, file_id: str) -> str:
+    """A file of the old files interface of a deposition."""
+    return f"{deposit_api(base, dep_id)}/files/{file_id}"
+
+
+def deposit_files_api(base: str, dep_id: int | str) -> str:
+    return f"{deposit_api(base, dep_id)}/files"
+
+
+def deposit_action_api(base: str, dep_id: int | str, action: str) -> str:
+    """`publish`, `edit`, `discard` or `newversion`."""
+    return f"{deposit_api(base, dep_id)}/actions/{action}"
+
+
+def bucket(base: str, bucket_id: str) -> str:
+    return f"{base}{FILES}/{bucket_id}"
+
+
+def bucket_object(base: str, bucket_id: str, key: str) -> str:
+    """A file of a bucket, its key quoted."""
+    return f"{bucket(base, bucket_id)}/{quote(key)}"
+
+
+# Communities
+
+
+def community_api(base: str, identifier: str) -> str:
+    return f"{base}{COMMUNITIES}{identifier}"
+
+
+def community_html(base: str, identifier: str) -> str:
+    """A community's page (with its trailing slash, as the page is served)."""
+    return f"{base}/communities/{identifier}/"
+
+
+def community_id_url(base: str, identifier: str) -> str:
+    """A community's address as the metadata formats name it: the page's path without its trailing slash."""
+    return f"{base}/communities/{identifier}"
+
+
+def community_curate_html(base: str, identifier: str) -> str:
+    return f"{community_html(base, identifier)}curate"
+
+
+def community_requests_api(base: str, identifier: str) -> str:
+    """The list of a community's inclusion requests."""
+    return f"{community_api(base, identifier)}/requests/"
+
+
+def community_request_api(base: str, identifier: str, request_id: int | str) -> str:
+    return f"{community_requests_api(base, identifier)}{request_id}"
+
+
+# Vocabularies
+
+
+def license_api(base: str, license_id: str) -> str:
+    return f"{base}{LICENSES}{quote(license_id, safe='')}"
+
+
+def funder_api(base: str, funder_doi: str) -> str:
+    return f"{base}{FUNDERS}{funder_doi}"
+
+
+def grant_api(base: str, grant_id: str) -> str:
+    """A grant by its id `<funder DOI>::<code>`, the code already quoted for a path."""
+    return f"{base}{GRANTS}{grant_id}"
+
+
+# GitHub releases
+
+
+def release_repository_api(base: str, repo_id: int | str) -> str:
+    return f"{base}/api/releases/repositories/{repo_id}"
+
+
+def release_list_api(base: str, repo_id: int | str) -> str:
+    """A repository's releases."""
+    return f"{release_repository_api(base, repo_id)}/releases"
+
+
+def release_api(base: str, repo_id: int | str, release_id: int | str) -> str:
+    return f"{release_list_api(base, repo_id)}/{release_id}"
+
+
+def release_hook(base: str, repo_id: int | str) -> str:
+    """Where the platform posts a repository's release events."""
+    return f"{base}/api/releases/hooks/{repo_id}"
+
+
+# The site
+
+
+def api_root(base: str) -> str:
+    """The API's index of its resources."""
+    return f"{base}/api/"
+
+
+def home(base: str) -> str:
+    return f"{base}/"
+
+
+def communities_html(base: str) -> str:
+    """The list of communities."""
+    return f"{base}/communities/"
+
+
+def deposits_html(base: str) -> str:
+    """The signed-in user's uploads."""
+    return f"{base}/deposit"
+
+
+def sitemap(base: str, part: str = "") -> str:
+    """The sitemap index, or one of its files (`part`: `communities-0`, `3`...)."""
+    return f"{base}/sitemap-{part}.xml" if part else f"{base}/sitemap.xml"
+
+
+# Other services
+
+
+def oai(base: str) -> str:
+    """The OAI-PMH endpoint (the `baseURL` of its answers)."""
+    return f"{base}{OAI}"
+
+
+def datadesc_validation_job(base: str, job_id: str) -> str:
+    return f"{base}/api/datadesc/validate/{job_id}"

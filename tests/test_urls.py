@@ -1,0 +1,84 @@
+"""Every URL the service hands out comes from `repository/urls.py`: no other module of `repository/` or
+`serializers/` joins a route's path by hand (read from the source with `ast`, as tests/test_layering.py does).
+
+A path is hand-built when an f-string or a `+` puts one of the service's route prefixes together with something
+else. Route declarations (decorators) and plain constants (docstrings, the robots rules) are not URLs handed out."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repository import urls
+
+ROOT = Path(__file__).resolve().parents[1]
+LINK_BUILDER = ROOT / "repository" / "urls.py"
+# The beginnings of the service's routes, and the DOI resolver.
+ROUTE_PREFIXES = ("/api/", "/records/", "/deposit", "/communities/", "/badge/", "/oai2d", "/sitemap", "doi.org/")
+
+
+def hand_built(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, literal part) of each f-string or `+` in `tree` whose literal parts name a route, decorators left out."""
+    declared = {id(node) for owner in ast.walk(tree)
+                if isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                for decorator in owner.decorator_list for node in ast.walk(decorator)}  # fmt: skip
+    for node in ast.walk(tree):
+        if id(node) in declared:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            parts = node.values
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            parts = [node.left, node.right]
+        else:
+            continue
+        for part in parts:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str) and any(
+                    prefix in part.value for prefix in ROUTE_PREFIXES):
+                yield node.lineno, part.value
+
+
+def test_no_url_is_built_outside_the_link_builder() -> None:
+    found = []
+    for package in ("repository", "serializers"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path == LINK_BUILDER or "migrations" in path.parts:
+                continue
+            source = path.read_text(encoding="utf-8")
+            if not any(prefix in source for prefix in ROUTE_PREFIXES):
+                continue  # no route named at all: nothing to parse
+            found += [f"{path.relative_to(ROOT)}:{line}: {text!r}"
+                      for line, text in hand_built(ast.parse(source, str(path)))]
+    assert found == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ('u = f"{base}/api/records/{recid}"', [(1, "/api/records/")]),
+    ('u = base + "/records/"', [(1, "/records/")]),
+    ('u = f"https://doi.org/{doi}"', [(1, "https://doi.org/")]),
+    ('@bp.get(f"/sitemap-<{MAX}:number>.xml")\ndef f(): pass', []),
+    ('"""See /api/records/."""', []),
+    ('u = f"{base}/healthz"', []),
+])
+def test_hand_built_finds_what_it_should(source: str, expected: list[tuple[int, str]]) -> None:
+    assert list(hand_built(ast.parse(source))) == expected
+
+
+def test_the_links_of_a_record_and_its_files() -> None:
+    base = "https://repo.example"
+    assert urls.record_api(base, 7) == "https://repo.example/api/records/7"
+    assert urls.record_latest_api(base, 7) == "https://repo.example/api/records/7/versions/latest"
+    assert urls.record_archive(base, 7, "?format=bagit") == "https://repo.example/api/records/7/files-archive?format=bagit"
+    assert urls.bucket_object(base, "b1", "a b/c.csv") == "https://repo.example/api/files/b1/a%20b/c.csv"
+    assert urls.deposit_file_api(base, 7, "f1") == "https://repo.example/api/deposit/depositions/7/files/f1"
+    assert urls.license_api(base, "cc/by") == "https://repo.example/api/licenses/cc%2Fby"
+    assert urls.community_html("", "bog") == "/communities/bog/"
+    assert urls.community_id_url(base, "bog") == "https://repo.example/communities/bog"
+    assert urls.community_request_api(base, "bog", 3) == "https://repo.example/api/communities/bog/requests/3"
+    assert urls.badge(base, "10.5281/x.1") == "https://repo.example/badge/doi/10.5281/x.1.svg"
+    assert urls.oai(base) == "https://repo.example/oai2d"
+    assert urls.sitemap(base) == "https://repo.example/sitemap.xml"
+    assert urls.sitemap(base, "communities-0") == "https://repo.example/sitemap-communities-0.xml"
+    assert urls.doi("10.5281/x.1") == "https://doi.org/10.5281/x.1"
