@@ -362,6 +362,9 @@ class Settings:
     SESSION_LIFETIME_DAYS: int = setting(
         14, "Days a browser stays signed in without signing in again.", _positive_int
     )
+    SESSION_MAX_DAYS: int = setting(
+        30, "Days a sign-in lasts at most, however often it is used: then the browser signs in again.", _positive_int
+    )
     CONFIRM_LINK_HOURS: int = setting(
         48, "Hours an e-mail confirmation link (sign-up, changed address, access request) stays valid.", _positive_int
     )

@@ -226,6 +226,61 @@ def test_sign_out_ends_the_session(ada):
     assert signed_in_as(ada) is None
 
 
+def _copy_of(client, app):
+    """Another browser holding a copy of `client`'s session cookie (as a thief would)."""
+    copy = https_client(app)
+    copy.set_cookie("session", client.get_cookie("session").value, domain="localhost")
+    return copy
+
+
+def test_sign_out_ends_the_session_on_the_server(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    copy = _copy_of(ada, app)
+    assert signed_in_as(copy) == ADA
+    assert sign_out(ada).status_code == 303
+    assert signed_in_as(copy) is None  # the copied cookie no longer signs anyone in
+
+
+def test_a_copied_cookie_cannot_create_a_token_after_sign_out(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    copy = _copy_of(ada, app)
+    headers = {"X-CSRFToken": csrf_from(copy.get("/account/settings/applications/").get_data()),
+               **referer("/account/settings/applications/")}
+    assert sign_out(ada).status_code == 303
+    made = copy.post("/api/tokens/", json={"name": "x", "scopes": ["deposit:write"]}, headers=headers)
+    assert made.status_code == 401 and made.json["status"] == 401
+
+
+def test_sign_out_everywhere_from_the_settings_page(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    other = https_client(app)
+    sign_in(other, ADA, PASSWORD)
+    page = ada.get("/account/settings/").get_data(as_text=True)
+    assert re.search(r'<form method="post" action="/logout/"[^>]*>', page) and "Sign out everywhere" in page
+    assert post_form(ada, "/logout/", {}, page="/account/settings/").status_code == 303
+    assert signed_in_as(ada) is None and signed_in_as(other) is None
+    assert ada.post("/logout/", data={}, headers=referer("/account/settings/")).status_code == 400  # CSRF
+
+
+def test_a_session_ends_after_its_absolute_lifetime_however_used(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    user = user_row(app, ADA)
+    limit = app.extensions["repository"].settings.SESSION_MAX_DAYS * 86400
+    serializer = app.session_interface.get_signing_serializer(app)
+
+    def began(ago):  # a browser whose session (otherwise genuine) began `ago` seconds back
+        browser = https_client(app)
+        content = {"uid": user["id"], "epoch": user["auth_epoch"], "since": int(time.time() - ago)}
+        browser.set_cookie("session", serializer.dumps(content), domain="localhost")
+        return browser
+
+    assert signed_in_as(began(limit - 60)) == ADA  # used every day until now: still signed in
+    assert signed_in_as(began(limit + 60)) is None
+    old = https_client(app)  # a cookie from before sessions carried their start
+    old.set_cookie("session", serializer.dumps({"uid": user["id"], "epoch": user["auth_epoch"]}), domain="localhost")
+    assert signed_in_as(old) is None
+
+
 def test_deactivated_user_is_signed_out_and_tokens_refused(ada, app):
     sign_in(ada, ADA, PASSWORD)
     with app.extensions["repository"].db.write() as conn:
