@@ -371,7 +371,9 @@ class Settings:
     RESET_LINK_HOURS: int = setting(2, "Hours a password reset link stays valid.", _positive_int)
     RATELIMIT_SIGNIN: str = setting(
         "10/15minutes;50/day",
-        "Limits on sign-in, sign-up and reset attempts, counted per e-mail address and per client address.", _limits,
+        "Limits on sign-in, sign-up and reset attempts, counted per client address and per e-mail address from each "
+        "client (never per e-mail address alone: nobody locks an owner out), and on current-password checks per "
+        "account.", _limits,
     )
     OIDC_ISSUER: str = setting(
         "", "OpenID Connect provider to offer for sign-in (e.g. https://orcid.org); empty: none offered."

@@ -3,8 +3,9 @@
 attempts and choose the page.
 
 No answer tells whether an address is registered: sign-up, reset and resend say "check your mail" for any address,
-and a wrong password reads exactly like an unknown address. Attempts are counted per address and per client
-(RATELIMIT_SIGNIN), in the storage of the app's rate limiter."""
+and a wrong password reads exactly like an unknown address. Attempts are counted (RATELIMIT_SIGNIN, in the storage
+of the app's rate limiter) per client address and per e-mail address from that client, never per e-mail address
+alone for sign-in and reset (see `throttle`); checks of the current password on the settings page per account."""
 
 from __future__ import annotations
 
@@ -102,18 +103,35 @@ def _bound_body(_endpoint: str | None, _values: dict[str, Any] | None) -> None:
     request.max_content_length = FORM_BYTES
 
 
-def _throttle(email: str | None) -> None:
-    """Count an attempt for the client's address and for `email`; a 429 page once either has had too many."""
+def throttle(kind: str, email: str | None = None, mailed: bool = False) -> None:
+    """Count an attempt of `kind` (signin, reset, signup) from the client's address, and for `email` from that
+    address; with `mailed`, for `email` from anywhere too (the request mails it: no mailbox is flooded). A 429 page
+    once one has had too many. Nothing is counted per account alone for sign-in and reset: a stranger's attempts
+    never lock the owner out of signing in or resetting from another address."""
+    client = request.remote_addr or "-"
+    keys = [f"signin/client/{client}"]  # one budget per address, whatever the form
+    if email:
+        address = signup.normal_email(email)[:signup.MAX_EMAIL]
+        keys.append(f"{kind}/pair/{address}/{client}")
+        if mailed:
+            keys.append(f"mailed/{address}")
+    _count(keys, "There were too many attempts from here or for this address.")
+
+
+def _throttle_password_check(user: dict) -> None:
+    """Count a check of the signed-in user's current password (the settings forms), per account: a stolen session
+    cannot guess the password faster than sign-in allows."""
+    _count([f"password/user/{user['id']}"], "There were too many attempts with this account's password.")
+
+
+def _count(keys: list[str], message: str) -> None:
     limiter = limiter_of(current_app)
     limits = parse_many(services().settings.RATELIMIT_SIGNIN)
-    keys = [f"signin/client/{request.remote_addr or '-'}"]
-    if email:
-        keys.append(f"signin/email/{signup.normal_email(email)[:signup.MAX_EMAIL]}")
     waits = [wait for key in keys if (wait := limiter.count(key, limits)) is not None]
     if waits:
         wait = max(waits)
-        page = render_page("error.html", 429, status=429, errors=[], message=(
-            f"There were too many attempts from here or for this address. Try again in {_duration(wait)}."))
+        page = render_page("error.html", 429, status=429, errors=[],
+                           message=f"{message} Try again in {_duration(wait)}.")
         page.headers["Retry-After"] = str(wait)
         abort(page)
 
@@ -160,7 +178,7 @@ def sign_up() -> Response:
         abort(404)
     form = SignUpForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signup", form.email.data, mailed=True)
         try:
             with services().db.write() as conn:
                 signup.register(conn, form.email.data or "", form.password.data or "", settings, _secret())
@@ -202,7 +220,7 @@ def resend() -> Response:
     same "check your mail" (303) for any address; 429 after too many attempts."""
     form = EmailForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signup", form.email.data, mailed=True)
         with services().db.write() as conn:
             signup.resend_confirmation(conn, form.email.data or "", services().settings, _secret())
         return _check_mail()
@@ -221,7 +239,7 @@ def log_in() -> Response:
     next_url = form.next.data or request.args.get("next")
     status, unconfirmed = 200, False
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signin", form.email.data)
         password = form.password.data or ""
         try:
             # A read: a flood of attempts must not hold the write lock through each hash check.
@@ -259,7 +277,7 @@ def reset_ask() -> Response:
     same "check your mail" (303) for any address; 429 after too many attempts."""
     form = EmailForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("reset", form.email.data)
         with services().db.write() as conn:
             signup.request_reset(conn, form.email.data or "", services().settings, _secret())
         return _check_mail()
@@ -313,6 +331,7 @@ def change_password() -> Response:
     user = require_user()
     form = ChangePasswordForm()
     if form.validate_on_submit():
+        _throttle_password_check(user)
         try:
             with services().db.write() as conn:
                 fresh = signup.change_password(conn, user["id"], form.current_password.data or "",
@@ -333,6 +352,7 @@ def change_email() -> Response:
     user = require_user()
     form = ChangeEmailForm()
     if form.validate_on_submit():
+        _throttle_password_check(user)
         try:
             with services().db.write() as conn:
                 signup.change_email(conn, user["id"], form.password.data or "", form.new_email.data or "",

@@ -398,16 +398,65 @@ def test_sign_in_sign_up_and_reset_are_throttled_per_client(make_app):
     assert sign_in(client_at(app, "10.0.0.2"), ADA, PASSWORD).status_code == 303  # elsewhere, ADA is fine
 
 
-def test_sign_in_is_throttled_per_address_the_same_for_unknown_ones(make_app):
+def test_sign_in_is_throttled_per_address_and_account_the_same_for_unknown_ones(make_app):
     app = make_app(RATELIMIT_SIGNIN="3/minute")
-    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)  # one attempt counted for ADA
-    for email, expected in ((ADA, [401, 401, 429]), ("nobody@example.org", [401, 401, 401, 429])):
-        answers = [sign_in(client_at(app, f"10.0.{n}.1"), email, "wrong password!").status_code
-                   for n in range(len(expected))]
-        assert answers == expected
-    # the right password from yet another address does not get through a spent counter
-    assert sign_in(client_at(app, "10.0.9.1"), ADA, PASSWORD).status_code == 429
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    for n, email in enumerate((ADA, "nobody@example.org")):
+        stranger = client_at(app, f"10.0.{n}.1")
+        answers = [sign_in(stranger, email, f"wrong password {i}").status_code for i in range(4)]
+        assert answers == [401, 401, 401, 429]  # the same whether the address has an account or not
+    # the right password from the stranger's address does not get through a spent counter
+    assert sign_in(client_at(app, "10.0.0.1"), ADA, PASSWORD).status_code == 429
     assert sign_in(client_at(app, "10.0.9.2"), "bob@example.org", "wrong password!").status_code == 401
+
+
+def test_attempts_from_one_address_never_lock_the_owner_out_elsewhere(make_app):
+    """Fifty-one wrong sign-ins for ADA from one address (past both of the default limits) lock neither ADA's
+    sign-in nor ADA's password reset from another address; and the reset path is never locked by sign-ins."""
+    app = make_app()
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    stranger = client_at(app, "10.6.6.6")
+    token = csrf_from(stranger.get("/login/").get_data())  # one page, then the posts (the guest limit is 60/minute)
+    answers = [stranger.post("/login/", data={"csrf_token": token, "email": ADA, "password": f"guess number {i}"},
+                             headers=referer("/login/")).status_code for i in range(51)]
+    assert answers[:10] == [401] * 10 and set(answers[10:]) == {429}
+    elsewhere = client_at(app, "10.0.0.200")
+    assert post_form(elsewhere, "/account/reset/", {"email": ADA}).status_code == 303
+    assert "/account/reset/" in last_link(app, ADA, "/account/reset/")
+    assert sign_in(elsewhere, ADA, PASSWORD).status_code == 303
+    assert signed_in_as(elsewhere) == ADA
+
+
+def test_strangers_asking_for_resets_never_lock_the_owners_reset(make_app):
+    app = make_app(RATELIMIT_SIGNIN="3/minute")
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    for n in range(4):  # four strangers, each asking as often as allowed and more
+        stranger = client_at(app, f"10.7.{n}.1")
+        answers = [post_form(stranger, "/account/reset/", {"email": ADA}).status_code for _ in range(4)]
+        assert answers == [303, 303, 303, 429]
+    assert post_form(client_at(app, "10.0.0.200"), "/account/reset/", {"email": ADA}).status_code == 303
+    assert sign_in(client_at(app, "10.0.0.200"), ADA, PASSWORD).status_code == 303
+
+
+def test_the_settings_forms_throttle_current_password_checks_per_account(make_app):
+    app = make_app(RATELIMIT_SIGNIN="3/minute")
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    browser = client_at(app, "10.0.0.1")
+    assert sign_in(browser, ADA, PASSWORD).status_code == 303
+    other = client_at(app, "10.0.0.2")  # the same account in another browser, elsewhere
+    assert sign_in(other, ADA, PASSWORD).status_code == 303
+    new = "another horse battery"
+    guesses = [post_form(browser, "/account/settings/password", {
+        "current_password": f"guess {i}", "new_password": new, "new_password_again": new},
+        page="/account/settings/").status_code for i in range(2)]
+    guesses.append(post_form(browser, "/account/settings/email", {"new_email": "x@example.org",
+                                                                  "password": "guess 3"},
+                             page="/account/settings/").status_code)
+    assert guesses == [400, 400, 400]
+    refused = post_form(other, "/account/settings/password", {
+        "current_password": PASSWORD, "new_password": new, "new_password_again": new}, page="/account/settings/")
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0  # per account, wherever from
+    assert sign_in(client_at(app, "10.0.0.3"), ADA, PASSWORD).status_code == 303  # sign-in is not locked by it
 
 
 def test_a_hash_with_weaker_parameters_is_replaced_at_sign_in(ada, app):
