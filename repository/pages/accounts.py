@@ -278,8 +278,10 @@ def reset_ask() -> Response:
     form = EmailForm()
     if form.validate_on_submit():
         throttle("reset", form.email.data)
-        with services().db.write() as conn:
-            signup.request_reset(conn, form.email.data or "", services().settings, _secret())
+        # Whether the address has an account is found out in the mail thread, not here: the answer takes the same
+        # time for any address (looking up, signing a link and queueing a message would make a registered one slower).
+        email, settings, secret = form.email.data or "", services().settings, _secret()
+        services().mailer.defer(lambda conn: signup.request_reset(conn, email, settings, secret))
         return _check_mail()
     return render_page("accounts/reset_ask.html", 400 if form.errors else 200, form=form)
 
