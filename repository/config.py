@@ -273,6 +273,12 @@ class Settings:
         50 * 10**9, "Most bytes one deposit's files may take (as the reference: 50 GB), open multipart uploads "
         "counted at their full size; past it uploads answer 413. 0: no limit.", _positive_int,
     )
+    MULTIPART_USER_RESERVED_BYTES: int = setting(
+        50_000_000_000,
+        "Most bytes one user's open multipart uploads may reserve at once, across all their deposits (each reserves "
+        "its whole size on disk at initiate); past it initiating answers 413. 0: no limit.",
+        _positive_int,
+    )
     USER_QUOTA_BYTES: int = setting(
         0, "Most bytes one user's files may take in all (drafts and records; a file shared by versions counts once; "
         "open multipart uploads at their full size); past it uploads answer 413. 0: no limit (the reference has "
@@ -391,7 +397,8 @@ class Settings:
     )
     READY_MIN_FREE_BYTES: int = setting(
         1_000_000_000, "/readyz answers 503 when the disk of FILES_ROOT (or of the SQLite database) has fewer free "
-        "bytes than this.", _positive_int,
+        "bytes than this; a multipart upload may reserve only what leaves this much free (507 otherwise).",
+        _positive_int,
     )
     READY_MAX_OUTBOX_AGE_SECONDS: int = setting(
         3600, "/readyz answers 503 when the oldest entry of the outbox (indexing, DOI registration) has waited "
