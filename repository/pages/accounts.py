@@ -21,7 +21,7 @@ from wtforms.validators import EqualTo, InputRequired, Length
 from repository.accounts import signup, users
 from repository.accounts.links import LinkExpired, LinkInvalid
 from repository.errors import Forbidden, ValidationError
-from repository.pages.base import render_page, require_user
+from repository.pages.base import confirm_page, render_page, require_user
 from repository.web.ratelimit import limiter_of
 from repository.web.request import services
 from repository.web.session import current_user, safe_next, sign_in, sign_out
@@ -201,10 +201,13 @@ def check_mail() -> Response:
     return render_page("accounts/check_mail.html")
 
 
-@bp.route("/account/confirm/<token>")
+@bp.route("/account/confirm/<token>", methods=["GET", "POST"])
 def confirm(token: str) -> Response:
-    """Confirm the address a sign-up link was mailed to: 303 to the sign-in page; 400 page for a link that is
-    expired, already used or not genuine."""
+    """The page of a sign-up link, with the button to confirm (200); its POST confirms the address the link was
+    mailed to: 303 to the sign-in page; 400 page for a link that is expired, already used or not genuine."""
+    if request.method == "GET":
+        return confirm_page("Confirm your address", "Press the button to confirm that this address is yours and "
+                            "finish signing up.", "Confirm my address")
     try:
         with services().db.write() as conn:
             user = signup.confirm(conn, token[:2000], services().settings, _secret())
@@ -368,11 +371,14 @@ def change_email() -> Response:
     return _settings_page(user, ChangePasswordForm(formdata=None), form)
 
 
-@bp.route("/account/confirm-email/<token>")
+@bp.route("/account/confirm-email/<token>", methods=["GET", "POST"])
 def confirm_email(token: str) -> Response:
-    """Switch the account to the new address a change link was mailed to (303 to the settings page, or the
-    sign-in page without a session); 400 page for a link that is expired, used, not genuine, or whose address
-    has an account of its own now."""
+    """The page of an address-change link, with the button to confirm (200); its POST switches the account to the
+    new address (303 to the settings page, or the sign-in page without a session); 400 page for a link that is
+    expired, used, not genuine, or whose address has an account of its own now."""
+    if request.method == "GET":
+        return confirm_page("Confirm your new address", "Press the button to make this address the one your "
+                            "account uses from now on.", "Confirm the new address")
     try:
         with services().db.write() as conn:
             user = signup.confirm_email_change(conn, token[:2000], services().settings, _secret())

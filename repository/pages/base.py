@@ -28,6 +28,12 @@ def render_page(template: str, http_status: int = 200, **context: Any) -> Respon
     return page_response(html, http_status)
 
 
+def confirm_page(title: str, message: str, button: str) -> Response:
+    """The page a mailed link opens (200): one button that POSTs back to the link with the CSRF token. Nothing is
+    confirmed by the GET itself, so a mail gateway that opens every link to check it confirms nothing."""
+    return render_page("confirm_link.html", title=title, message=message, button=button)
+
+
 def page_response(html: str, http_status: int = 200) -> Response:
     """A rendered page as a response, with the headers every page carries."""
     response = Response(html, status=http_status, mimetype="text/html")

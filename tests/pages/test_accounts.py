@@ -70,14 +70,14 @@ def test_sign_up_mail_confirm_sign_in_settings(client, app):
     assert refused.status_code == 403 and "not confirmed" in refused.get_data(as_text=True)
     assert 'action="/account/confirm/resend/"' in refused.get_data(as_text=True)
     link = last_link(app, ADA, "/account/confirm/")
-    confirmed = client.get(link)
+    confirmed = post_form(client, link, {})
     assert confirmed.status_code == 303 and confirmed.headers["Location"] == "/login/"
     assert signed_in_as(client) is None  # confirming does not sign in
     signed = sign_in(client, ADA, PASSWORD)
     assert signed.status_code == 303 and signed.headers["Location"] == "/account/settings/"
     assert signed_in_as(client) == ADA
     assert user_row(app, ADA)["last_login"] is not None
-    again = client.get(link)  # the link did its work once
+    again = post_form(client, link, {})  # the link did its work once
     assert again.status_code == 400 and "already confirmed" in again.get_data(as_text=True)
 
 
@@ -145,19 +145,53 @@ def test_wrong_password_and_unknown_address_read_the_same(ada, app):
     assert signed_in_as(client) is None
 
 
+def confirm_page(client, link):
+    """GET a mailed confirmation link: a page with one form posting back to the link (and its CSRF token)."""
+    page = client.get(link)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "no-store" in page.headers["Cache-Control"]
+    assert f'<form method="post" action="{link}">' in html and csrf_from(html)
+    return html
+
+
+def test_a_sign_up_link_confirms_only_on_a_post_from_its_page(client, app):
+    """A mail gateway that opens every link (GET, no cookie) confirms nothing; the person presses the button."""
+    sign_up(client, ADA, PASSWORD)
+    link = last_link(app, ADA, "/account/confirm/")
+    assert "Confirm" in confirm_page(https_client(app), link)  # a link scanner: no cookie, no form sent
+    assert user_row(app, ADA)["email_confirmed"] is None
+    assert client.post(link, data={}, headers=referer(link)).status_code == 400  # no CSRF token: nothing
+    assert user_row(app, ADA)["email_confirmed"] is None
+    confirmed = post_form(client, link, {})
+    assert confirmed.status_code == 303 and confirmed.headers["Location"] == "/login/"
+    assert user_row(app, ADA)["email_confirmed"] is not None
+
+
+def test_an_address_change_link_confirms_only_on_a_post_from_its_page(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    new = "ada.lovelace@example.org"
+    post_form(ada, "/account/settings/email", {"new_email": new, "password": PASSWORD}, page="/account/settings/")
+    link = last_link(app, new, "/account/confirm-email/")
+    confirm_page(https_client(app), link)
+    confirm_page(ada, link)
+    assert signed_in_as(ada) == ADA  # opening the link changed nothing
+    assert post_form(ada, link, {}).status_code == 303
+    assert signed_in_as(ada) == new
+
+
 def test_expired_and_reused_confirmation_links(client, app, monkeypatch):
     sign_up(client, ADA, PASSWORD)
     link = last_link(app, ADA, "/account/confirm/")
     now = time.time()
     monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda self: int(now) + 49 * 3600)
-    expired = client.get(link)
+    expired = post_form(client, link, {})
     assert expired.status_code == 400 and "expired" in expired.get_data(as_text=True)
     assert 'href="/account/confirm/resend/"' in expired.get_data(as_text=True)
     monkeypatch.undo()
     assert user_row(app, ADA)["email_confirmed"] is None
-    assert client.get(link).status_code == 303
-    assert client.get(link).status_code == 400
-    forged = client.get(link[:-3] + "abc")
+    assert post_form(client, link, {}).status_code == 303
+    assert post_form(client, link, {}).status_code == 400
+    forged = post_form(client, link[:-3] + "abc", {})
     assert forged.status_code == 400 and "not valid" in forged.get_data(as_text=True)
 
 
@@ -167,7 +201,7 @@ def test_resend_confirmation_answers_the_same_for_any_address(client, app):
         answer = post_form(https_client(app), "/account/confirm/resend/", {"email": email})
         assert answer.status_code == 303 and answer.headers["Location"] == "/account/check-mail/"
     assert len(sent_mail(app, ADA)) == 2 and sent_mail(app, "nobody@example.org") == []
-    assert client.get(last_link(app, ADA, "/account/confirm/")).status_code == 303
+    assert post_form(client, last_link(app, ADA, "/account/confirm/"), {}).status_code == 303
 
 
 def test_missing_or_forged_csrf_token_changes_nothing(client, app):
@@ -381,9 +415,9 @@ def test_change_email_switches_once_the_new_address_confirms(ada, app):
     assert done.status_code == 303 and signed_in_as(ada) == ADA  # not switched yet
     assert new in body(sent_mail(app, ADA)[-1])  # the old address is told
     link = last_link(app, new, "/account/confirm-email/")
-    assert ada.get(link).status_code == 303
+    assert post_form(ada, link, {}).status_code == 303
     assert signed_in_as(ada) == new
-    assert ada.get(link).status_code == 400  # single use
+    assert post_form(ada, link, {}).status_code == 400  # single use
     assert "is now" in body(sent_mail(app, ADA)[-1])
     assert sign_in(https_client(app), new, PASSWORD).status_code == 303
 
