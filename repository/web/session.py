@@ -25,6 +25,7 @@ from repository.errors import BadRequest
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _csrf = CSRFProtect()
 COOKIE = "session"
+CLOCK_SKEW_SECONDS = 300
 
 def install_sessions(app: Flask, settings: Settings) -> None:
     app.config.update(
@@ -65,7 +66,8 @@ def current_user() -> dict | None:
 def _within_lifetime(since: Any) -> bool:
     """Whether a session that began at `since` (seconds since the epoch) is younger than SESSION_MAX_DAYS."""
     max_age = current_app.extensions["repository"].settings.SESSION_MAX_DAYS * 86400
-    return isinstance(since, int) and 0 <= time.time() - since < max_age
+    # A few minutes "in the future" pass: the server that signed in may run a little ahead of this one.
+    return isinstance(since, int) and -CLOCK_SKEW_SECONDS <= time.time() - since < max_age
 
 
 def sign_in(user: dict, remember: bool = True) -> None:
