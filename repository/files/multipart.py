@@ -3,10 +3,11 @@
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
 The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
-initiate (a full disk answers 507 then, not at the last part); each part is written at its offset. Complete
-renames the file into place as a PUT does: no second copy of the bytes on any file system, where concatenating
-part files would copy them all again unless the file system clones extents (copy_file_range shares them only on
-Btrfs/XFS).
+initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
+it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
+offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
+concatenating part files would copy them all again unless the file system clones extents (copy_file_range shares
+them only on Btrfs/XFS).
 
 The whole file's MD5 and SHA-256 are not left to complete (re-reading gigabytes there took seconds a GiB): a hash
 frontier, `hash.state` beside the data (bytes hashed from the start, both hash states: repository.files.resumable),
