@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from app import create_app
 from repository.accounts import signup, users
 from repository.accounts.tokens import create_token, create_user, get_user_by_email
+from repository.ondemand import wait_all_idle
 from repository.storage.tables.mail import mail_outbox
 
 PASSWORD = "correct horse battery"
@@ -46,6 +47,7 @@ def make_app(make_settings):
         return made[-1]
 
     yield make
+    wait_all_idle()  # the mail thread (a deferred reset request, a message) done with its connection first
     for application in made:
         application.extensions["repository"].db.dispose()
 
