@@ -273,6 +273,12 @@ class Settings:
         50 * 10**9, "Most bytes one deposit's files may take (as the reference: 50 GB), open multipart uploads "
         "counted at their full size; past it uploads answer 413. 0: no limit.", _positive_int,
     )
+    MULTIPART_USER_RESERVED_BYTES: int = setting(
+        50_000_000_000,
+        "Most bytes one user's open multipart uploads may reserve at once, across all their deposits (each reserves "
+        "its whole size on disk at initiate); past it initiating answers 413. 0: no limit.",
+        _positive_int,
+    )
     USER_QUOTA_BYTES: int = setting(
         0, "Most bytes one user's files may take in all (drafts and records; a file shared by versions counts once; "
         "open multipart uploads at their full size); past it uploads answer 413. 0: no limit (the reference has "
@@ -362,13 +368,18 @@ class Settings:
     SESSION_LIFETIME_DAYS: int = setting(
         14, "Days a browser stays signed in without signing in again.", _positive_int
     )
+    SESSION_MAX_DAYS: int = setting(
+        30, "Days a sign-in lasts at most, however often it is used: then the browser signs in again.", _positive_int
+    )
     CONFIRM_LINK_HOURS: int = setting(
         48, "Hours an e-mail confirmation link (sign-up, changed address, access request) stays valid.", _positive_int
     )
     RESET_LINK_HOURS: int = setting(2, "Hours a password reset link stays valid.", _positive_int)
     RATELIMIT_SIGNIN: str = setting(
         "10/15minutes;50/day",
-        "Limits on sign-in, sign-up and reset attempts, counted per e-mail address and per client address.", _limits,
+        "Limits on sign-in, sign-up and reset attempts, counted per client address and per e-mail address from each "
+        "client (never per e-mail address alone: nobody locks an owner out), and on current-password checks per "
+        "account.", _limits,
     )
     OIDC_ISSUER: str = setting(
         "", "OpenID Connect provider to offer for sign-in (e.g. https://orcid.org); empty: none offered."
@@ -386,7 +397,8 @@ class Settings:
     )
     READY_MIN_FREE_BYTES: int = setting(
         1_000_000_000, "/readyz answers 503 when the disk of FILES_ROOT (or of the SQLite database) has fewer free "
-        "bytes than this.", _positive_int,
+        "bytes than this; a multipart upload may reserve only what leaves this much free (507 otherwise).",
+        _positive_int,
     )
     READY_MAX_OUTBOX_AGE_SECONDS: int = setting(
         3600, "/readyz answers 503 when the oldest entry of the outbox (indexing, DOI registration) has waited "

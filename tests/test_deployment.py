@@ -81,7 +81,9 @@ def test_generate_env_writes_what_compose_requires_and_never_overwrites(tmp_path
     assert generate_env.main(["--output", str(env)]) == 0
     values = dict(line.split("=", 1) for line in env.read_text().splitlines() if not line.startswith("#"))
     required = set(re.findall(r"\$\{(\w+):\?", COMPOSE))
-    assert required == SECRETS and set(values) == required
+    assert required == SECRETS and set(values) == required | {"METRICS_TOKEN"}
+    # The scrape token is generated too (random, like the others) and reaches the app through compose.
+    assert len(values["METRICS_TOKEN"]) >= 32 and re.search(r"^\s+METRICS_TOKEN: \$\{METRICS_TOKEN", COMPOSE, re.M)
     assert stat.S_IMODE(env.stat().st_mode) == 0o600
     password = values["OPENSEARCH_PASSWORD"]  # OpenSearch's rule for its admin password
     assert len(password) >= 8 and all(re.search(p, password) for p in ("[A-Z]", "[a-z]", "[0-9]", "[^A-Za-z0-9]"))

@@ -17,6 +17,7 @@ import re
 import smtplib
 import ssl
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from email.message import EmailMessage
@@ -102,7 +103,8 @@ def send_pending(db: Database, settings: Settings, limit: int = BATCH, now: dt.d
 
 class Mailer(OnDemandThread):
     """Sends the outbox in a thread of this process started right after the commit that queued a message
-    (`kick()`, wired under SEND), so a request never waits for a mail server; also the worker pass's mail task."""
+    (`kick()`, wired under SEND), so a request never waits for a mail server; also the worker pass's mail task.
+    `defer` hands it work that decides whether to mail at all, so that a request costs the same either way."""
 
     thread_name = "mail"
 
@@ -110,10 +112,29 @@ class Mailer(OnDemandThread):
         super().__init__()
         self.db = db
         self.settings = settings
+        self._jobs: deque[Callable[[Connection], object]] = deque()
+
+    def defer(self, job: Callable[[Connection], object]) -> None:
+        """Run `job(conn)` in a write transaction of its own in this process's mail thread, soon, and send what it
+        queued. Kept in memory only: a job waiting when the process stops is lost (the person asks again)."""
+        self._jobs.append(job)
+        self.kick()
 
     def process_pending(self) -> int:
         with self._busy:
-            return send_pending(self.db, self.settings)
+            return self._run_jobs() + send_pending(self.db, self.settings)
+
+    def _run_jobs(self) -> int:
+        done = 0
+        while self._jobs:
+            job = self._jobs.popleft()
+            try:
+                with self.db.write() as conn:
+                    job(conn)
+            except Exception:  # noqa: BLE001 - one failed job must not stop the others or the sending
+                log.exception("deferred mail job failed")
+            done += 1
+        return done
 
 
 def _checked_address(value: str) -> str:

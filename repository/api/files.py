@@ -172,7 +172,8 @@ def multipart_post(bucket_id: str, key: str) -> Response:
         raise BadRequest("The JSON body must be an object: {\"size\": ..., \"partSize\": ...}.")
     upload = multipart.initiate(svc.db, svc.files, bucket_id, key, _positive("size", body),
                                 _positive("partSize", body), caller(), svc.settings.MULTIPART_EXPIRY_DAYS,
-                                quotas.Quota.of(svc.settings))
+                                quotas.Quota.of(svc.settings), svc.settings.MULTIPART_USER_RESERVED_BYTES,
+                                svc.settings.READY_MIN_FREE_BYTES)
     return json_response(multipart.upload_json(base, upload))
 
 

@@ -71,8 +71,12 @@ def create_token() -> Response:
 @require_scope()
 @doc(responses={"204": {"description": "Revoked."}})
 def revoke_token(token_id: int) -> Response:
-    """Revoke one of the caller's tokens (a browser session needs its CSRF token). 404 if it is not theirs or
-    already revoked."""
+    """Revoke one of the caller's tokens (a browser session needs its CSRF token). 403 with a token that has no
+    scope (read-only); 404 if it is not theirs or already revoked."""
+    who = caller()
+    if not who.scopes:
+        raise Forbidden("A token with no scope is read-only: revoke tokens with a scoped token or from the "
+                        "applications area of your account.")
     with services().db.write() as conn:
-        tokens.revoke_token(conn, token_id, caller().user_id)
+        tokens.revoke_token(conn, token_id, who.user_id)
     return Response(status=204)

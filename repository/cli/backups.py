@@ -74,17 +74,18 @@ def restore(args: argparse.Namespace, ctx: Context) -> int:
 ])
 def generate_env(args: argparse.Namespace, ctx: Context) -> int:
     """Write the secrets docker compose refuses to start without (SECRET_KEY, POSTGRES_PASSWORD,
-    OPENSEARCH_PASSWORD) into a new .env file, readable by its owner only. Needs no dependency: plain python3."""
+    OPENSEARCH_PASSWORD), and the token Prometheus scrapes /metrics with (METRICS_TOKEN), into a new .env file,
+    readable by its owner only. Needs no dependency: plain python3."""
     import secrets
 
     from repository.timeutil import isoformat, utcnow
 
     # OpenSearch wants an upper-case letter, a lower-case letter, a digit and a special character in its password.
     values = {"SECRET_KEY": secrets.token_urlsafe(48), "POSTGRES_PASSWORD": secrets.token_urlsafe(24),
-              "OPENSEARCH_PASSWORD": secrets.token_urlsafe(24) + "_Aa1"}
+              "OPENSEARCH_PASSWORD": secrets.token_urlsafe(24) + "_Aa1", "METRICS_TOKEN": secrets.token_urlsafe(32)}
     lines = [f"# Written by `python3 scripts/generate_env.py` at {isoformat(utcnow())}. Keep it with your",
              "# backups: POSTGRES_PASSWORD and OPENSEARCH_PASSWORD are set in their volumes at first start, and",
-             "# SECRET_KEY signs sessions, links and tokens.", *(f"{k}={v}" for k, v in values.items())]
+             "# SECRET_KEY signs sessions, links and tokens; METRICS_TOKEN is what Prometheus sends to scrape /metrics.", *(f"{k}={v}" for k, v in values.items())]
     try:
         fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError as exc:

@@ -3,10 +3,11 @@
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
 The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
-initiate (a full disk answers 507 then, not at the last part); each part is written at its offset. Complete
-renames the file into place as a PUT does: no second copy of the bytes on any file system, where concatenating
-part files would copy them all again unless the file system clones extents (copy_file_range shares them only on
-Btrfs/XFS).
+initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
+it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
+offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
+concatenating part files would copy them all again unless the file system clones extents (copy_file_range shares
+them only on Btrfs/XFS).
 
 The whole file's MD5 and SHA-256 are not left to complete (re-reading gigabytes there took seconds a GiB): a hash
 frontier, `hash.state` beside the data (bytes hashed from the start, both hash states: repository.files.resumable),
@@ -34,15 +35,16 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
+from sqlalchemy.exc import OperationalError
 
 from repository import urls
 from repository.accounts.tokens import Identity
-from repository.errors import BadRequest, Conflict, Forbidden, NotFound
+from repository.errors import BadRequest, Conflict, Forbidden, InsufficientStorage, NotFound, PayloadTooLarge
 from repository.files import buckets, digests, frontier, owners, quotas
 from repository.files.keys import upload_key
 from repository.files.store import (
@@ -118,9 +120,12 @@ def _not_completed(row: dict) -> None:
 
 
 def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int, part_size: int,
-             who: Identity, expiry_days: int, quota: quotas.Quota | None = None) -> dict:
+             who: Identity, expiry_days: int, quota: quotas.Quota | None = None, user_reserved: int = 0,
+             keep_free: int = 0) -> dict:
     """Start an upload of `size` bytes in parts of `part_size`; returns its row. Its size is reserved against the
-    quotas (413 when it does not fit, checked before the room is allocated and again, exactly, under the locks)."""
+    quotas and against `user_reserved`, the most the caller's open uploads may reserve in all (413 when it does not
+    fit, checked before the room is allocated and again, exactly, under the locks); it is allocated on disk only if
+    `keep_free` bytes stay free beside it (507 otherwise: nobody fills the disk with reservations)."""
     key = upload_key(key)
     if size < 1:
         raise BadRequest("`size` must be a positive number of bytes.", errors=[{"field": "size", "message": "Invalid."}])
@@ -136,19 +141,26 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
             raise Forbidden("Bucket is locked for modifications.")
         if quota is not None:
             quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key))
+        _check_reserved(conn, who, size, user_reserved)
     upload_id = str(uuid.uuid4())
     directory = upload_dir(store, upload_id)
     try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
         os.makedirs(directory, mode=0o700)
-        with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-            os.posix_fallocate(out.fileno(), 0, size)
-            os.fsync(out.fileno())
+        with _reserving(store):  # one reservation at a time on this machine: each sees the space the last took
+            _check_free(directory, size, keep_free)
+            with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                           "wb") as out:
+                os.posix_fallocate(out.fileno(), 0, size)
+                os.fsync(out.fileno())
         now = utcnow()
         with db.write() as conn:
             _unlocked(conn, bucket_id)
             if quota is not None:  # exact now: the bucket's row (and the owner's) held until the row is in
                 quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key),
                              hold=True)
+            if user_reserved:
+                quotas.hold_user(conn, who.user_id)
+                _check_reserved(conn, who, size, user_reserved)
             conn.execute(insert(multipart_uploads).values(
                 id=upload_id, bucket_id=bucket_id, key=key, size=size, part_size=part_size, owner_id=who.user_id,
                 created=now, expires=now + timedelta(days=expiry_days), completed=None))
@@ -160,6 +172,44 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
         if error is None:
             raise
         raise error from exc
+
+
+def _check_reserved(conn: Connection, who: Identity, size: int, limit: int) -> None:
+    """413 when `size` more bytes would take the caller's open uploads past `limit` (0: no limit)."""
+    if not limit:
+        return
+    reserved = int(conn.execute(select(func.coalesce(func.sum(multipart_uploads.c.size), 0)).where(
+        multipart_uploads.c.owner_id == who.user_id, multipart_uploads.c.completed.is_(None),
+        multipart_uploads.c.expires > utcnow())).scalar_one())
+    if reserved + size > limit:
+        raise PayloadTooLarge(
+            f"Your open multipart uploads reserve {reserved} bytes; together they may reserve at most {limit}, and "
+            f"this one needs {size}. Complete or abort an open upload first (GET the bucket's ?uploads lists them).",
+            errors=[{"field": "size", "message": f"At most {max(limit - reserved, 0)} bytes can be reserved now.",
+                     "limit": limit, "reserved": reserved, "requested": size}])
+
+
+@contextlib.contextmanager
+def _reserving(store: FileStore) -> Iterator[None]:
+    """An exclusive flock on the uploads' directory, held while one upload checks the free space and allocates its
+    room (the directory itself: a lock file there would be taken for an upload by the listing and the sweep)."""
+    fd = os.open(os.path.join(store.root, TMP_DIR, MULTIPART_DIR), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _check_free(directory: str, size: int, keep_free: int) -> None:
+    """507 unless the file system of `directory` has `size` bytes free and `keep_free` more."""
+    stat = os.statvfs(directory)
+    free = stat.f_bavail * stat.f_frsize
+    if size + keep_free > free:
+        raise InsufficientStorage(
+            f"The server cannot reserve {size} bytes for this upload now: it keeps {keep_free} bytes of its disk "
+            "free for everyone's work. Nothing was reserved; upload a smaller file, or retry later.",
+            errors=[{"field": "size", "message": "More than the server's free disk space allows now."}])
 
 
 def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity) -> tuple[dict, list[dict]]:
@@ -336,7 +386,22 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
 
 
 def abort(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
-    """Drop the upload and its bytes (parts in flight then end with a 404)."""
+    """Drop the upload and its bytes (parts in flight then end with a 404). On a disk too full for the database to
+    write, the bytes go first, which makes the room the write needs."""
+    try:
+        _drop(db, store, bucket_id, key, upload_id, who)
+    except OperationalError as exc:
+        orig = exc.orig  # SQLite's SQLITE_FULL or PostgreSQL's disk_full (53100); anything else as it is
+        if getattr(orig, "sqlite_errorcode", None) != 13 and getattr(orig, "sqlstate", None) != "53100":
+            raise
+        with db.read() as conn:  # still the caller's own upload, not completed: its bytes may go
+            owners.writable_deposit(conn, bucket_id, who)
+            _not_completed(_load(conn, bucket_id, key, upload_id, who))
+        shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
+        _drop(db, store, bucket_id, key, upload_id, who)
+
+
+def _drop(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
     with db.write() as conn:
         owners.writable_deposit(conn, bucket_id, who)  # a deposit's bucket, even locked since: abort cleans up
         row = _load(conn, bucket_id, key, upload_id, who, lock=True)

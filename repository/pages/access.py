@@ -11,7 +11,7 @@ from wtforms import DateField, EmailField, TextAreaField
 from wtforms.validators import Optional
 
 from repository.errors import ApiError, ValidationError
-from repository.pages.base import render_page, require_user
+from repository.pages.base import confirm_page, render_page, require_user
 from repository.records import access_requests, read
 from repository.web.ratelimit import throttle_mailing
 from repository.web.request import identity, services
@@ -66,10 +66,13 @@ def request_form(recid: int) -> BaseResponse:
     return render_page("access/request.html", **context)
 
 
-@bp.get("/records/<int:recid>/access/confirm/<token>")
+@bp.route("/records/<int:recid>/access/confirm/<token>", methods=["GET", "POST"])
 def confirm(recid: int, token: str) -> BaseResponse:
-    """A guest's confirmation link: the request goes to the record's owner. 400 page for a link that is invalid,
-    expired or used."""
+    """The page of a guest's confirmation link, with the button to confirm (200); its POST sends the request to the
+    record's owner. 400 page for a link that is invalid, expired or used."""
+    if request.method == "GET":
+        return confirm_page("Confirm your request", "Press the button to confirm this address and send your "
+                            "request for access to the record's owner.", "Confirm and send the request")
     s = services()
     with s.db.write() as conn:
         made = access_requests.confirm(conn, s.settings, s.secret, token)

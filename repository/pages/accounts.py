@@ -3,8 +3,9 @@
 attempts and choose the page.
 
 No answer tells whether an address is registered: sign-up, reset and resend say "check your mail" for any address,
-and a wrong password reads exactly like an unknown address. Attempts are counted per address and per client
-(RATELIMIT_SIGNIN), in the storage of the app's rate limiter."""
+and a wrong password reads exactly like an unknown address. Attempts are counted (RATELIMIT_SIGNIN, in the storage
+of the app's rate limiter) per client address and per e-mail address from that client, never per e-mail address
+alone for sign-in and reset (see `throttle`); checks of the current password on the settings page per account."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from wtforms.validators import EqualTo, InputRequired, Length
 from repository.accounts import signup, users
 from repository.accounts.links import LinkExpired, LinkInvalid
 from repository.errors import Forbidden, ValidationError
-from repository.pages.base import render_page, require_user
+from repository.pages.base import confirm_page, render_page, require_user
 from repository.web.ratelimit import limiter_of
 from repository.web.request import services
 from repository.web.session import current_user, safe_next, sign_in, sign_out
@@ -102,18 +103,35 @@ def _bound_body(_endpoint: str | None, _values: dict[str, Any] | None) -> None:
     request.max_content_length = FORM_BYTES
 
 
-def _throttle(email: str | None) -> None:
-    """Count an attempt for the client's address and for `email`; a 429 page once either has had too many."""
+def throttle(kind: str, email: str | None = None, mailed: bool = False) -> None:
+    """Count an attempt of `kind` (signin, reset, signup) from the client's address, and for `email` from that
+    address; with `mailed`, for `email` from anywhere too (the request mails it: no mailbox is flooded). A 429 page
+    once one has had too many. Nothing is counted per account alone for sign-in and reset: a stranger's attempts
+    never lock the owner out of signing in or resetting from another address."""
+    client = request.remote_addr or "-"
+    keys = [f"signin/client/{client}"]  # one budget per address, whatever the form
+    if email:
+        address = signup.normal_email(email)[:signup.MAX_EMAIL]
+        keys.append(f"{kind}/pair/{address}/{client}")
+        if mailed:
+            keys.append(f"mailed/{address}")
+    _count(keys, "There were too many attempts from here or for this address.")
+
+
+def _throttle_password_check(user: dict) -> None:
+    """Count a check of the signed-in user's current password (the settings forms), per account: a stolen session
+    cannot guess the password faster than sign-in allows."""
+    _count([f"password/user/{user['id']}"], "There were too many attempts with this account's password.")
+
+
+def _count(keys: list[str], message: str) -> None:
     limiter = limiter_of(current_app)
     limits = parse_many(services().settings.RATELIMIT_SIGNIN)
-    keys = [f"signin/client/{request.remote_addr or '-'}"]
-    if email:
-        keys.append(f"signin/email/{signup.normal_email(email)[:signup.MAX_EMAIL]}")
     waits = [wait for key in keys if (wait := limiter.count(key, limits)) is not None]
     if waits:
         wait = max(waits)
-        page = render_page("error.html", 429, status=429, errors=[], message=(
-            f"There were too many attempts from here or for this address. Try again in {_duration(wait)}."))
+        page = render_page("error.html", 429, status=429, errors=[],
+                           message=f"{message} Try again in {_duration(wait)}.")
         page.headers["Retry-After"] = str(wait)
         abort(page)
 
@@ -160,7 +178,7 @@ def sign_up() -> Response:
         abort(404)
     form = SignUpForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signup", form.email.data, mailed=True)
         try:
             with services().db.write() as conn:
                 signup.register(conn, form.email.data or "", form.password.data or "", settings, _secret())
@@ -183,10 +201,13 @@ def check_mail() -> Response:
     return render_page("accounts/check_mail.html")
 
 
-@bp.route("/account/confirm/<token>")
+@bp.route("/account/confirm/<token>", methods=["GET", "POST"])
 def confirm(token: str) -> Response:
-    """Confirm the address a sign-up link was mailed to: 303 to the sign-in page; 400 page for a link that is
-    expired, already used or not genuine."""
+    """The page of a sign-up link, with the button to confirm (200); its POST confirms the address the link was
+    mailed to: 303 to the sign-in page; 400 page for a link that is expired, already used or not genuine."""
+    if request.method == "GET":
+        return confirm_page("Confirm your address", "Press the button to confirm that this address is yours and "
+                            "finish signing up.", "Confirm my address")
     try:
         with services().db.write() as conn:
             user = signup.confirm(conn, token[:2000], services().settings, _secret())
@@ -202,7 +223,7 @@ def resend() -> Response:
     same "check your mail" (303) for any address; 429 after too many attempts."""
     form = EmailForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signup", form.email.data, mailed=True)
         with services().db.write() as conn:
             signup.resend_confirmation(conn, form.email.data or "", services().settings, _secret())
         return _check_mail()
@@ -221,7 +242,7 @@ def log_in() -> Response:
     next_url = form.next.data or request.args.get("next")
     status, unconfirmed = 200, False
     if form.validate_on_submit():
-        _throttle(form.email.data)
+        throttle("signin", form.email.data)
         password = form.password.data or ""
         try:
             # A read: a flood of attempts must not hold the write lock through each hash check.
@@ -259,9 +280,11 @@ def reset_ask() -> Response:
     same "check your mail" (303) for any address; 429 after too many attempts."""
     form = EmailForm()
     if form.validate_on_submit():
-        _throttle(form.email.data)
-        with services().db.write() as conn:
-            signup.request_reset(conn, form.email.data or "", services().settings, _secret())
+        throttle("reset", form.email.data)
+        # Whether the address has an account is found out in the mail thread, not here: the answer takes the same
+        # time for any address (looking up, signing a link and queueing a message would make a registered one slower).
+        email, settings, secret = form.email.data or "", services().settings, _secret()
+        services().mailer.defer(lambda conn: signup.request_reset(conn, email, settings, secret))
         return _check_mail()
     return render_page("accounts/reset_ask.html", 400 if form.errors else 200, form=form)
 
@@ -313,6 +336,7 @@ def change_password() -> Response:
     user = require_user()
     form = ChangePasswordForm()
     if form.validate_on_submit():
+        _throttle_password_check(user)
         try:
             with services().db.write() as conn:
                 fresh = signup.change_password(conn, user["id"], form.current_password.data or "",
@@ -333,6 +357,7 @@ def change_email() -> Response:
     user = require_user()
     form = ChangeEmailForm()
     if form.validate_on_submit():
+        _throttle_password_check(user)
         try:
             with services().db.write() as conn:
                 signup.change_email(conn, user["id"], form.password.data or "", form.new_email.data or "",
@@ -346,11 +371,14 @@ def change_email() -> Response:
     return _settings_page(user, ChangePasswordForm(formdata=None), form)
 
 
-@bp.route("/account/confirm-email/<token>")
+@bp.route("/account/confirm-email/<token>", methods=["GET", "POST"])
 def confirm_email(token: str) -> Response:
-    """Switch the account to the new address a change link was mailed to (303 to the settings page, or the
-    sign-in page without a session); 400 page for a link that is expired, used, not genuine, or whose address
-    has an account of its own now."""
+    """The page of an address-change link, with the button to confirm (200); its POST switches the account to the
+    new address (303 to the settings page, or the sign-in page without a session); 400 page for a link that is
+    expired, used, not genuine, or whose address has an account of its own now."""
+    if request.method == "GET":
+        return confirm_page("Confirm your new address", "Press the button to make this address the one your "
+                            "account uses from now on.", "Confirm the new address")
     try:
         with services().db.write() as conn:
             user = signup.confirm_email_change(conn, token[:2000], services().settings, _secret())

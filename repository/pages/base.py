@@ -20,12 +20,30 @@ from repository.web.session import current_user, safe_next
 
 bp = Blueprint("pages", __name__, template_folder="../templates")
 SIGN_IN = "/login/"
+GUEST_BODY_BYTES = 64 * 1024  # more than any form a guest may send (sign-in, sign-up, reset, an access request)
+
+
+@bp.url_value_preprocessor
+def _bound_body(_endpoint: str | None, _values: dict[str, Any] | None) -> None:
+    """Bound every page request's body before anything reads it (this runs before every before_request hook; the
+    CSRF check parses the form, and werkzeug spools a multipart body to the temporary directory): a guest's at
+    GUEST_BODY_BYTES, a signed-in user's at MAX_JSON_BYTES, decided from Content-Length before a byte is read (413
+    page beyond; a chunked body stops there). An area may bound its own routes (the deposit form's file area lets a
+    signed-in user send files; the account forms take less); its hook runs after this one."""
+    signed_in = request.method not in ("GET", "HEAD", "OPTIONS") and current_user() is not None
+    request.max_content_length = services().settings.MAX_JSON_BYTES if signed_in else GUEST_BODY_BYTES
 
 
 def render_page(template: str, http_status: int = 200, **context: Any) -> Response:
     """A page of `templates/pages/`, with what the layout needs."""
     html = render_template(f"pages/{template}", site_name=services().settings.REPOSITORY_NAME, **context)
     return page_response(html, http_status)
+
+
+def confirm_page(title: str, message: str, button: str) -> Response:
+    """The page a mailed link opens (200): one button that POSTs back to the link with the CSRF token. Nothing is
+    confirmed by the GET itself, so a mail gateway that opens every link to check it confirms nothing."""
+    return render_page("confirm_link.html", title=title, message=message, button=button)
 
 
 def page_response(html: str, http_status: int = 200) -> Response:

@@ -21,6 +21,7 @@ from repository.files import quotas
 from repository.pages.base import render_page, require_user
 from repository.web.openapi import doc
 from repository.web.request import services
+from repository.web.session import current_user
 
 bp = Blueprint("deposit_files", __name__, url_prefix="/deposit/<int:dep_id>/files")
 FORM_OVERHEAD = 1024 * 1024  # the multipart framing and the small fields beside the files
@@ -30,9 +31,12 @@ FORM_OVERHEAD = 1024 * 1024  # the multipart framing and the small fields beside
 def _bound_body(_endpoint: str | None, _values: dict | None) -> None:
     # Runs before the CSRF check, which parses the form (werkzeug spools each file to a temporary file first): a body
     # larger than a bucket may hold is a 413 page before any byte of it is written anywhere.
+    # Only for a signed-in user (a guest's body keeps the small bound of every page: repository.pages.base).
     quota = services().settings.BUCKET_QUOTA_BYTES
-    if quota:
+    if quota and current_user() is not None:
         request.max_content_length = quota + FORM_OVERHEAD
+    elif current_user() is not None:
+        request.max_content_length = None
 
 NOTICE = "deposit_files_notice"
 BACK = {"303": {"description": "Done or refused: back to the form, whose file area says which."}}

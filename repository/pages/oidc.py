@@ -22,7 +22,6 @@ from authlib.integrations.flask_client import OAuth
 from flask import Blueprint, abort, current_app, redirect, request, session, url_for
 from flask_wtf import FlaskForm
 from joserfc.errors import JoseError
-from limits import parse_many
 from werkzeug.wrappers import Response
 from wtforms import EmailField
 from wtforms.validators import InputRequired, Length
@@ -31,9 +30,8 @@ from repository.accounts import mail, oidc
 from repository.accounts.links import LinkInvalid, make_link_token, read_link_token
 from repository.accounts.signup import MAX_EMAIL
 from repository.errors import ApiError, BadRequest
-from repository.pages.accounts import FORM_BYTES, finish_sign_in
+from repository.pages.accounts import FORM_BYTES, finish_sign_in, throttle
 from repository.pages.base import render_page
-from repository.web.ratelimit import limiter_of
 from repository.web.request import services
 from repository.web.session import safe_next
 
@@ -150,7 +148,7 @@ def email() -> Response:
         except BadRequest as exc:
             form.email.errors = [exc.message]
         else:
-            _throttle(address)  # each address mailed counts as a sign-in attempt, for it and for the client
+            throttle("signin", address, mailed=True)  # an address mailed: counted for the client and the mailbox
             payload = {"iss": pending["iss"], "sub": pending["sub"], "email": address}
             link = (settings.BASE_URL.rstrip("/") + url_for(".confirm", token=make_link_token(
                 services().secret, oidc.LINK_PURPOSE, payload)))
@@ -275,19 +273,6 @@ def _pending(refusal: str = "No sign-in with the provider is waiting for an e-ma
         session.pop(_PENDING, None)
         raise BadRequest(refusal)
     return pending
-
-
-def _throttle(email: str) -> None:
-    """Count an attempt against RATELIMIT_SIGNIN, under the keys the password sign-in counts under; a 429 page
-    once the client or the address has had too many."""
-    limits = parse_many(services().settings.RATELIMIT_SIGNIN)
-    keys = (f"signin/client/{request.remote_addr or '-'}", f"signin/email/{email}")
-    waits = [wait for key in keys if (wait := limiter_of(current_app).count(key, limits)) is not None]
-    if waits:
-        page = render_page("error.html", 429, status=429, errors=[], message=(
-            f"There were too many attempts from here or for this address. Try again in {max(waits)} seconds."))
-        page.headers["Retry-After"] = str(max(waits))
-        abort(page)
 
 
 def _failed(what: str, exc: BaseException) -> ProviderFailed:

@@ -9,13 +9,20 @@ is live. Measured against a SQLite file (WAL, synchronous=OFF) doing the same wo
 much per request, and a sixth when three processes collide, where SQLite's busy handler sleeps
 (docs/architecture/decisions.md#rate-limit-counters-in-a-shared-file).
 Supports the fixed-window strategy (ours); Redis stays the choice when several machines share the limits.
+
+Every block of the file is allocated (posix_fallocate) when it is made or grown: a write through the map into a hole
+the disk cannot fill would kill the process with SIGBUS. A table that cannot be made or grown for lack of space is
+an OSError instead, which the limiter answers by counting in memory for a while (repository/web/ratelimit.py); a
+file that cannot be made at start-up is made at the first use that finds room.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import hashlib
+import logging
 import mmap
 import os
 import struct
@@ -36,6 +43,8 @@ INITIAL_SLOTS = 16_384  # 512 KiB
 MAX_SLOTS = 1 << 22  # 128 MiB: beyond, a full neighbourhood evicts a counter instead of growing
 PROBE = 32  # a key lives within PROBE slots of its home slot
 DIGESTS = 50_000
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT)
+log = logging.getLogger("repository.web.ratelimit")
 
 
 def path_of(uri: str) -> str:
@@ -84,6 +93,16 @@ def _digest(key: str) -> bytes:
     return found
 
 
+def _allocate(fd: int, size: int, new_size: int) -> None:
+    """Make the file of `size` bytes `new_size` long with every block allocated; on failure (OSError, ENOSPC on a
+    full disk) it is left at `size`."""
+    try:
+        os.posix_fallocate(fd, 0, new_size)
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
+
+
 class FileStorage(Storage):
     """Fixed-window counters in a memory-mapped file shared by the processes of one machine."""
 
@@ -97,7 +116,7 @@ class FileStorage(Storage):
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         self._lock = threading.Lock()
         self._slots = 0
-        self._open()
+        self._open_if_room()
         # A forked child must not share the parent's descriptor (an flock would then exclude nobody).
         ref = weakref.ref(self)
 
@@ -124,17 +143,28 @@ class FileStorage(Storage):
         self.close()
 
     # -- the file ---------------------------------------------------------------------------------------------
+    def _open_if_room(self) -> None:
+        """Open the file; on a full disk, leave it to the first use (which raises OSError until there is room)."""
+        try:
+            self._open()
+        except OSError as exc:
+            if exc.errno not in NO_ROOM:
+                raise
+            log.warning("rate-limit counters: no room for %s (%s); trying again at each use", self.path, exc)
+
     def _open(self) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # two processes starting together: one creates the table
             if os.fstat(fd).st_size == 0:
-                os.ftruncate(fd, HEADER_SIZE + INITIAL_SLOTS * SLOT.size)
+                _allocate(fd, 0, HEADER_SIZE + INITIAL_SLOTS * SLOT.size)
                 os.pwrite(fd, HEADER.pack(MAGIC, INITIAL_SLOTS), 0)
             head = os.pread(fd, HEADER.size, 0)
             magic, slots = HEADER.unpack(head) if len(head) == HEADER.size else (b"", 0)
-            if magic != MAGIC or os.fstat(fd).st_size != HEADER_SIZE + slots * SLOT.size:
+            size = HEADER_SIZE + slots * SLOT.size
+            if magic != MAGIC or os.fstat(fd).st_size != size:
                 raise ConfigurationError(f"{self.path} is not a rate-limit counter file: remove it or name another")
+            _allocate(fd, size, size)  # a file an older version left sparse gets its blocks too
             self._fd = fd
             self._remap(slots)
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -158,6 +188,8 @@ class FileStorage(Storage):
     def _acquire(self) -> mmap.mmap:
         self._lock.acquire()
         try:
+            if self._fd < 0:  # not made yet (a full disk at start-up): OSError while there is still no room
+                self._open()
             _lock(self._fd)
         except BaseException:
             self._lock.release()
@@ -202,8 +234,8 @@ class FileStorage(Storage):
         slots = self._slots
         while len(live) * 2 > slots and slots < MAX_SLOTS:
             slots *= 2
-        if slots != self._slots:
-            os.ftruncate(self._fd, HEADER_SIZE + slots * SLOT.size)
+        if slots != self._slots:  # OSError, the table unchanged, when the disk has no room for the larger one
+            _allocate(self._fd, HEADER_SIZE + self._slots * SLOT.size, HEADER_SIZE + slots * SLOT.size)
             table = self._remap(slots)
             table[:HEADER.size] = HEADER.pack(MAGIC, slots)
         table[HEADER_SIZE:] = bytes(slots * SLOT.size)

@@ -1,6 +1,7 @@
-"""Browser sessions: a signed cookie (Flask's, keyed by the service's secret) naming the user and the user's
-`auth_epoch` when the session began. The user is looked up on every request, so deactivating a user or changing
-their password (both bump the epoch) ends every session at once.
+"""Browser sessions: a signed cookie (Flask's, keyed by the service's secret) naming the user, the user's
+`auth_epoch` when the session began and when it began. The user is looked up on every request, so signing out,
+deactivating a user or changing their password (all bump the epoch) ends every session at once, copies of the cookie
+included; a session older than SESSION_MAX_DAYS has ended too, however often it was used.
 
 The cookie is Secure, HttpOnly and SameSite=Lax, and a new one is issued at sign-in (`sign_in` clears the old
 content, the CSRF secret included: no fixation). Every form, and every write a session authenticates (the JSON API
@@ -10,6 +11,7 @@ authenticated and anonymous API calls need none: a browser cannot be made to sen
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -23,6 +25,7 @@ from repository.errors import BadRequest
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _csrf = CSRFProtect()
 COOKIE = "session"
+CLOCK_SKEW_SECONDS = 300
 
 def install_sessions(app: Flask, settings: Settings) -> None:
     app.config.update(
@@ -49,8 +52,9 @@ def current_user() -> dict | None:
         has_cookie = COOKIE in request.cookies
         user_id, epoch = (session.get("uid"), session.get("epoch")) if has_cookie else (None, None)
         if isinstance(user_id, int) and isinstance(epoch, int):
-            with current_app.extensions["repository"].db.read() as conn:
-                found = users.session_user(conn, user_id, epoch)
+            if _within_lifetime(session.get("since")):
+                with current_app.extensions["repository"].db.read() as conn:
+                    found = users.session_user(conn, user_id, epoch)
             if found is None:
                 session.clear()  # deactivated, signed out everywhere, or gone: the cookie is dropped
                 g.session_ended = True
@@ -59,16 +63,30 @@ def current_user() -> dict | None:
     return user
 
 
+def _within_lifetime(since: Any) -> bool:
+    """Whether a session that began at `since` (seconds since the epoch) is younger than SESSION_MAX_DAYS."""
+    max_age = current_app.extensions["repository"].settings.SESSION_MAX_DAYS * 86400
+    # A few minutes "in the future" pass: the server that signed in may run a little ahead of this one.
+    return isinstance(since, int) and -CLOCK_SKEW_SECONDS <= time.time() - since < max_age
+
+
 def sign_in(user: dict, remember: bool = True) -> None:
     """Start a new session for `user` (after the caller checked the password or the provider's answer)."""
     session.clear()
     session["uid"] = user["id"]
     session["epoch"] = user["auth_epoch"]
+    session["since"] = int(time.time())
     session.permanent = remember
     g.session_user = user
 
 
 def sign_out() -> None:
+    """End the signed-in user's sessions on the server (the epoch moves on: every copy of the cookie, in any
+    browser, stops working), then this browser's cookie."""
+    user = current_user()
+    if user is not None:
+        with current_app.extensions["repository"].db.write() as conn:
+            users.end_sessions(conn, user["id"])
     session.clear()
     g.session_user = None
 

@@ -90,6 +90,22 @@ def test_a_token_with_no_scope_reads_but_does_not_write(client, session_headers)
     assert client.post("/api/deposit/depositions", json={}, headers=bearer).status_code == 403
 
 
+def test_a_token_with_no_scope_cannot_revoke_tokens(client, make_token):
+    """A token with no scope is read-only (docs/api/index.md): revoking, its own or another, is a write."""
+    reader = {"Authorization": f"Bearer {make_token('reader@example.org', scopes=())}"}
+    writer = {"Authorization": f"Bearer {make_token('reader@example.org', scopes=('deposit:write',))}"}
+    listed = client.get("/api/tokens/", headers=reader).json
+    assert len(listed) == 2
+    for token in listed:
+        refused = client.delete(f"/api/tokens/{token['id']}", headers=reader)
+        assert refused.status_code == 403 and refused.json["status"] == 403 and "read" in refused.json["message"]
+    assert client.get("/api/tokens/", headers=reader).status_code == 200
+    assert all(t["revoked"] is None for t in client.get("/api/tokens/", headers=writer).json)
+    reader_id = next(t["id"] for t in listed if t["scopes"] == [])
+    assert client.delete(f"/api/tokens/{reader_id}", headers=writer).status_code == 204  # a scoped token may
+    assert client.get("/api/tokens/", headers=reader).status_code == 401
+
+
 def test_the_session_revokes_with_its_csrf_token(client, session_headers):
     made = client.post("/api/tokens/", json={"name": "x", "scopes": []}, headers=session_headers).json
     assert client.delete(f"/api/tokens/{made['id']}", headers=referer(AREA)).status_code == 400

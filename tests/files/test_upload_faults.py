@@ -4,17 +4,16 @@ error object, leaving no temporary file and no row behind. The faults are real: 
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
+from helpers.disks import fill, mounted
 from helpers.factories import make_deposit
 from helpers.http import https_client
 from werkzeug.datastructures import FileStorage
@@ -25,38 +24,10 @@ from app import create_app
 API = "/api/deposit/depositions"
 
 
-def mounted(tmp_path: Path, size: str):  # type: ignore[no-untyped-def]
-    """A file system of `size` of its own (tmpfs), unmounted afterwards."""
-    mount_point = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
-    mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip("mounting a small tmpfs is not permitted here: " + done.stderr.decode(errors="replace").strip())
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 @pytest.fixture
 def small_disk(tmp_path):  # type: ignore[no-untyped-def]
     """A 1 MiB file system for FILES_ROOT."""
     yield from mounted(tmp_path, "1m")
-
-
-def fill(root: Path) -> Path:
-    """Fill the file system of `root` to its last block; returns the filler file (remove it to free the space)."""
-    filler = root / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError as exc:
-        assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
 
 
 @pytest.fixture

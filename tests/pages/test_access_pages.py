@@ -132,9 +132,9 @@ def test_a_guest_asks_confirms_and_signs_up_with_that_address(app, client):
     assert WHY not in owner.get(PAGE).get_data(as_text=True)  # not before the address is confirmed
 
     link = last_link(app, GUEST, "/access/confirm/")
-    confirmed = guest.get(link)
+    confirmed = post_form(guest, link, {})
     assert confirmed.status_code == 200 and "Request confirmed" in confirmed.get_data(as_text=True)
-    assert guest.get(link).status_code == 400  # used
+    assert post_form(guest, link, {}).status_code == 400  # used
     html = owner.get(PAGE).get_data(as_text=True)
     assert WHY in html and GUEST in html
     assert post_form(owner, action(html, "accept"), {}, page=PAGE).status_code == 303
@@ -177,5 +177,22 @@ def test_form_refusals_are_pages(app, client):
 
     assert client.get(PAGE).status_code == 302 and "/login/" in client.get(PAGE).headers["Location"]
     assert client.get(PAGE, headers=token_of(app, OWNER)).status_code == 401
-    assert client.get(f"/records/{recid}/access/confirm/not-a-token").status_code == 400
+    assert post_form(client, f"/records/{recid}/access/confirm/not-a-token", {}).status_code == 400
     assert csrf_from(owner.get(PAGE).get_data(as_text=True))
+
+
+def test_a_guest_access_request_is_confirmed_only_on_a_post_from_its_page(app, client):
+    """A link-scanning mail gateway opening the link (a GET) must not confirm the request for whoever asked."""
+    owner = browser(app, OWNER)
+    recid, _ = restricted_record(app, client)
+    guest = https_client(app)
+    post_form(guest, f"/records/{recid}/access/request", {"justification": WHY, "email": GUEST})
+    link = last_link(app, GUEST, "/access/confirm/")
+    scanned = https_client(app).get(link)
+    html = scanned.get_data(as_text=True)
+    assert scanned.status_code == 200 and f'<form method="post" action="{link}">' in html and csrf_from(html)
+    assert WHY not in owner.get(PAGE).get_data(as_text=True)  # the owner has heard nothing
+    assert guest.post(link, data={}, headers=referer(link)).status_code == 400  # no CSRF token
+    confirmed = post_form(guest, link, {})
+    assert confirmed.status_code == 200 and "Request confirmed" in confirmed.get_data(as_text=True)
+    assert WHY in owner.get(PAGE).get_data(as_text=True)

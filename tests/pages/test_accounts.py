@@ -10,10 +10,13 @@ from helpers.http import https_client
 from helpers.mailbox import body, last_link, sent_mail
 from helpers.pages import csrf_from, post_form, referer, sign_in, sign_out, sign_up, sign_up_and_confirm
 from itsdangerous.timed import TimestampSigner
+from sqlalchemy import func, select
 
 from app import create_app
-from repository.accounts import users
+from repository.accounts import signup, users
 from repository.accounts.tokens import create_token, create_user, get_user_by_email
+from repository.ondemand import wait_all_idle
+from repository.storage.tables.mail import mail_outbox
 
 PASSWORD = "correct horse battery"
 ADA = "ada@example.org"
@@ -44,6 +47,7 @@ def make_app(make_settings):
         return made[-1]
 
     yield make
+    wait_all_idle()  # the mail thread (a deferred reset request, a message) done with its connection first
     for application in made:
         application.extensions["repository"].db.dispose()
 
@@ -68,14 +72,14 @@ def test_sign_up_mail_confirm_sign_in_settings(client, app):
     assert refused.status_code == 403 and "not confirmed" in refused.get_data(as_text=True)
     assert 'action="/account/confirm/resend/"' in refused.get_data(as_text=True)
     link = last_link(app, ADA, "/account/confirm/")
-    confirmed = client.get(link)
+    confirmed = post_form(client, link, {})
     assert confirmed.status_code == 303 and confirmed.headers["Location"] == "/login/"
     assert signed_in_as(client) is None  # confirming does not sign in
     signed = sign_in(client, ADA, PASSWORD)
     assert signed.status_code == 303 and signed.headers["Location"] == "/account/settings/"
     assert signed_in_as(client) == ADA
     assert user_row(app, ADA)["last_login"] is not None
-    again = client.get(link)  # the link did its work once
+    again = post_form(client, link, {})  # the link did its work once
     assert again.status_code == 400 and "already confirmed" in again.get_data(as_text=True)
 
 
@@ -143,19 +147,53 @@ def test_wrong_password_and_unknown_address_read_the_same(ada, app):
     assert signed_in_as(client) is None
 
 
+def confirm_page(client, link):
+    """GET a mailed confirmation link: a page with one form posting back to the link (and its CSRF token)."""
+    page = client.get(link)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "no-store" in page.headers["Cache-Control"]
+    assert f'<form method="post" action="{link}">' in html and csrf_from(html)
+    return html
+
+
+def test_a_sign_up_link_confirms_only_on_a_post_from_its_page(client, app):
+    """A mail gateway that opens every link (GET, no cookie) confirms nothing; the person presses the button."""
+    sign_up(client, ADA, PASSWORD)
+    link = last_link(app, ADA, "/account/confirm/")
+    assert "Confirm" in confirm_page(https_client(app), link)  # a link scanner: no cookie, no form sent
+    assert user_row(app, ADA)["email_confirmed"] is None
+    assert client.post(link, data={}, headers=referer(link)).status_code == 400  # no CSRF token: nothing
+    assert user_row(app, ADA)["email_confirmed"] is None
+    confirmed = post_form(client, link, {})
+    assert confirmed.status_code == 303 and confirmed.headers["Location"] == "/login/"
+    assert user_row(app, ADA)["email_confirmed"] is not None
+
+
+def test_an_address_change_link_confirms_only_on_a_post_from_its_page(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    new = "ada.lovelace@example.org"
+    post_form(ada, "/account/settings/email", {"new_email": new, "password": PASSWORD}, page="/account/settings/")
+    link = last_link(app, new, "/account/confirm-email/")
+    confirm_page(https_client(app), link)
+    confirm_page(ada, link)
+    assert signed_in_as(ada) == ADA  # opening the link changed nothing
+    assert post_form(ada, link, {}).status_code == 303
+    assert signed_in_as(ada) == new
+
+
 def test_expired_and_reused_confirmation_links(client, app, monkeypatch):
     sign_up(client, ADA, PASSWORD)
     link = last_link(app, ADA, "/account/confirm/")
     now = time.time()
     monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda self: int(now) + 49 * 3600)
-    expired = client.get(link)
+    expired = post_form(client, link, {})
     assert expired.status_code == 400 and "expired" in expired.get_data(as_text=True)
     assert 'href="/account/confirm/resend/"' in expired.get_data(as_text=True)
     monkeypatch.undo()
     assert user_row(app, ADA)["email_confirmed"] is None
-    assert client.get(link).status_code == 303
-    assert client.get(link).status_code == 400
-    forged = client.get(link[:-3] + "abc")
+    assert post_form(client, link, {}).status_code == 303
+    assert post_form(client, link, {}).status_code == 400
+    forged = post_form(client, link[:-3] + "abc", {})
     assert forged.status_code == 400 and "not valid" in forged.get_data(as_text=True)
 
 
@@ -165,7 +203,7 @@ def test_resend_confirmation_answers_the_same_for_any_address(client, app):
         answer = post_form(https_client(app), "/account/confirm/resend/", {"email": email})
         assert answer.status_code == 303 and answer.headers["Location"] == "/account/check-mail/"
     assert len(sent_mail(app, ADA)) == 2 and sent_mail(app, "nobody@example.org") == []
-    assert client.get(last_link(app, ADA, "/account/confirm/")).status_code == 303
+    assert post_form(client, last_link(app, ADA, "/account/confirm/"), {}).status_code == 303
 
 
 def test_missing_or_forged_csrf_token_changes_nothing(client, app):
@@ -224,6 +262,61 @@ def test_sign_out_ends_the_session(ada):
     answer = sign_out(ada)
     assert answer.status_code == 303 and answer.headers["Location"] == "/"
     assert signed_in_as(ada) is None
+
+
+def _copy_of(client, app):
+    """Another browser holding a copy of `client`'s session cookie (as a thief would)."""
+    copy = https_client(app)
+    copy.set_cookie("session", client.get_cookie("session").value, domain="localhost")
+    return copy
+
+
+def test_sign_out_ends_the_session_on_the_server(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    copy = _copy_of(ada, app)
+    assert signed_in_as(copy) == ADA
+    assert sign_out(ada).status_code == 303
+    assert signed_in_as(copy) is None  # the copied cookie no longer signs anyone in
+
+
+def test_a_copied_cookie_cannot_create_a_token_after_sign_out(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    copy = _copy_of(ada, app)
+    headers = {"X-CSRFToken": csrf_from(copy.get("/account/settings/applications/").get_data()),
+               **referer("/account/settings/applications/")}
+    assert sign_out(ada).status_code == 303
+    made = copy.post("/api/tokens/", json={"name": "x", "scopes": ["deposit:write"]}, headers=headers)
+    assert made.status_code == 401 and made.json["status"] == 401
+
+
+def test_sign_out_everywhere_from_the_settings_page(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    other = https_client(app)
+    sign_in(other, ADA, PASSWORD)
+    page = ada.get("/account/settings/").get_data(as_text=True)
+    assert re.search(r'<form method="post" action="/logout/"[^>]*>', page) and "Sign out everywhere" in page
+    assert post_form(ada, "/logout/", {}, page="/account/settings/").status_code == 303
+    assert signed_in_as(ada) is None and signed_in_as(other) is None
+    assert ada.post("/logout/", data={}, headers=referer("/account/settings/")).status_code == 400  # CSRF
+
+
+def test_a_session_ends_after_its_absolute_lifetime_however_used(ada, app):
+    sign_in(ada, ADA, PASSWORD)
+    user = user_row(app, ADA)
+    limit = app.extensions["repository"].settings.SESSION_MAX_DAYS * 86400
+    serializer = app.session_interface.get_signing_serializer(app)
+
+    def began(ago):  # a browser whose session (otherwise genuine) began `ago` seconds back
+        browser = https_client(app)
+        content = {"uid": user["id"], "epoch": user["auth_epoch"], "since": int(time.time() - ago)}
+        browser.set_cookie("session", serializer.dumps(content), domain="localhost")
+        return browser
+
+    assert signed_in_as(began(limit - 60)) == ADA  # used every day until now: still signed in
+    assert signed_in_as(began(limit + 60)) is None
+    old = https_client(app)  # a cookie from before sessions carried their start
+    old.set_cookie("session", serializer.dumps({"uid": user["id"], "epoch": user["auth_epoch"]}), domain="localhost")
+    assert signed_in_as(old) is None
 
 
 def test_deactivated_user_is_signed_out_and_tokens_refused(ada, app):
@@ -285,6 +378,25 @@ def test_reset_flow(ada, app):
     assert sign_in(https_client(app), ADA, "brand new password").status_code == 303
 
 
+def test_a_reset_request_does_the_same_work_in_the_request_for_any_address(ada, app, monkeypatch):
+    """The answer must not take longer for a registered address: the request only hands the address to the mail
+    thread, the same way for both; the lookup, the link and the message happen there, off the request path."""
+    mailer = app.extensions["repository"].mailer
+    monkeypatch.setattr(mailer, "kick", lambda: None)  # hold the thread: see what the request itself did
+    calls = []
+    real = signup.request_reset
+    monkeypatch.setattr(signup, "request_reset", lambda *args, **kwargs: calls.append(args[1]) or real(*args, **kwargs))
+    mail_rows = []
+    for email in (ADA, "nobody@example.org"):
+        answer = post_form(https_client(app), "/account/reset/", {"email": email})
+        assert answer.status_code == 303 and answer.headers["Location"] == "/account/check-mail/"
+        with app.extensions["repository"].db.read() as conn:
+            mail_rows.append(conn.execute(select(func.count()).select_from(mail_outbox)).scalar_one())
+    assert calls == [] and mail_rows[0] == mail_rows[1]  # nothing looked up, nothing queued by either request
+    assert "/account/reset/" in last_link(app, ADA, "/account/reset/")  # the thread's pass: mailed to ADA only
+    assert calls == [ADA, "nobody@example.org"] and sent_mail(app, "nobody@example.org") == []
+
+
 def test_expired_reset_link(ada, app, monkeypatch):
     post_form(ada, "/account/reset/", {"email": ADA})
     link = last_link(app, ADA, "/account/reset/")
@@ -305,9 +417,9 @@ def test_change_email_switches_once_the_new_address_confirms(ada, app):
     assert done.status_code == 303 and signed_in_as(ada) == ADA  # not switched yet
     assert new in body(sent_mail(app, ADA)[-1])  # the old address is told
     link = last_link(app, new, "/account/confirm-email/")
-    assert ada.get(link).status_code == 303
+    assert post_form(ada, link, {}).status_code == 303
     assert signed_in_as(ada) == new
-    assert ada.get(link).status_code == 400  # single use
+    assert post_form(ada, link, {}).status_code == 400  # single use
     assert "is now" in body(sent_mail(app, ADA)[-1])
     assert sign_in(https_client(app), new, PASSWORD).status_code == 303
 
@@ -343,16 +455,65 @@ def test_sign_in_sign_up_and_reset_are_throttled_per_client(make_app):
     assert sign_in(client_at(app, "10.0.0.2"), ADA, PASSWORD).status_code == 303  # elsewhere, ADA is fine
 
 
-def test_sign_in_is_throttled_per_address_the_same_for_unknown_ones(make_app):
+def test_sign_in_is_throttled_per_address_and_account_the_same_for_unknown_ones(make_app):
     app = make_app(RATELIMIT_SIGNIN="3/minute")
-    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)  # one attempt counted for ADA
-    for email, expected in ((ADA, [401, 401, 429]), ("nobody@example.org", [401, 401, 401, 429])):
-        answers = [sign_in(client_at(app, f"10.0.{n}.1"), email, "wrong password!").status_code
-                   for n in range(len(expected))]
-        assert answers == expected
-    # the right password from yet another address does not get through a spent counter
-    assert sign_in(client_at(app, "10.0.9.1"), ADA, PASSWORD).status_code == 429
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    for n, email in enumerate((ADA, "nobody@example.org")):
+        stranger = client_at(app, f"10.0.{n}.1")
+        answers = [sign_in(stranger, email, f"wrong password {i}").status_code for i in range(4)]
+        assert answers == [401, 401, 401, 429]  # the same whether the address has an account or not
+    # the right password from the stranger's address does not get through a spent counter
+    assert sign_in(client_at(app, "10.0.0.1"), ADA, PASSWORD).status_code == 429
     assert sign_in(client_at(app, "10.0.9.2"), "bob@example.org", "wrong password!").status_code == 401
+
+
+def test_attempts_from_one_address_never_lock_the_owner_out_elsewhere(make_app):
+    """Fifty-one wrong sign-ins for ADA from one address (past both of the default limits) lock neither ADA's
+    sign-in nor ADA's password reset from another address; and the reset path is never locked by sign-ins."""
+    app = make_app()
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    stranger = client_at(app, "10.6.6.6")
+    token = csrf_from(stranger.get("/login/").get_data())  # one page, then the posts (the guest limit is 60/minute)
+    answers = [stranger.post("/login/", data={"csrf_token": token, "email": ADA, "password": f"guess number {i}"},
+                             headers=referer("/login/")).status_code for i in range(51)]
+    assert answers[:10] == [401] * 10 and set(answers[10:]) == {429}
+    elsewhere = client_at(app, "10.0.0.200")
+    assert post_form(elsewhere, "/account/reset/", {"email": ADA}).status_code == 303
+    assert "/account/reset/" in last_link(app, ADA, "/account/reset/")
+    assert sign_in(elsewhere, ADA, PASSWORD).status_code == 303
+    assert signed_in_as(elsewhere) == ADA
+
+
+def test_strangers_asking_for_resets_never_lock_the_owners_reset(make_app):
+    app = make_app(RATELIMIT_SIGNIN="3/minute")
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    for n in range(4):  # four strangers, each asking as often as allowed and more
+        stranger = client_at(app, f"10.7.{n}.1")
+        answers = [post_form(stranger, "/account/reset/", {"email": ADA}).status_code for _ in range(4)]
+        assert answers == [303, 303, 303, 429]
+    assert post_form(client_at(app, "10.0.0.200"), "/account/reset/", {"email": ADA}).status_code == 303
+    assert sign_in(client_at(app, "10.0.0.200"), ADA, PASSWORD).status_code == 303
+
+
+def test_the_settings_forms_throttle_current_password_checks_per_account(make_app):
+    app = make_app(RATELIMIT_SIGNIN="3/minute")
+    sign_up_and_confirm(client_at(app, "10.0.0.100"), app, ADA, PASSWORD)
+    browser = client_at(app, "10.0.0.1")
+    assert sign_in(browser, ADA, PASSWORD).status_code == 303
+    other = client_at(app, "10.0.0.2")  # the same account in another browser, elsewhere
+    assert sign_in(other, ADA, PASSWORD).status_code == 303
+    new = "another horse battery"
+    guesses = [post_form(browser, "/account/settings/password", {
+        "current_password": f"guess {i}", "new_password": new, "new_password_again": new},
+        page="/account/settings/").status_code for i in range(2)]
+    guesses.append(post_form(browser, "/account/settings/email", {"new_email": "x@example.org",
+                                                                  "password": "guess 3"},
+                             page="/account/settings/").status_code)
+    assert guesses == [400, 400, 400]
+    refused = post_form(other, "/account/settings/password", {
+        "current_password": PASSWORD, "new_password": new, "new_password_again": new}, page="/account/settings/")
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0  # per account, wherever from
+    assert sign_in(client_at(app, "10.0.0.3"), ADA, PASSWORD).status_code == 303  # sign-in is not locked by it
 
 
 def test_a_hash_with_weaker_parameters_is_replaced_at_sign_in(ada, app):

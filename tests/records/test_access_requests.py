@@ -9,7 +9,7 @@ import re
 from helpers.factories import published
 from helpers.http import download, https_client
 from helpers.mailbox import body, sent_mail
-from helpers.pages import sign_in, sign_up_and_confirm
+from helpers.pages import post_form, sign_in, sign_up_and_confirm
 from sqlalchemy import update
 
 from app import create_app
@@ -195,11 +195,11 @@ def test_a_guest_confirms_the_address_before_the_owner_hears(app, client, auth):
     assert link is not None
     # The same address asking again while the link is valid: the open request is named.
     assert client.post(requests_url(dep["id"]), json={"justification": WHY, "email": guest}).status_code == 409
-    confirmed = client.get(link.group(1))
+    confirmed = post_form(client, link.group(1), {})  # the button on the page the link opens
     assert confirmed.status_code == 200 and "confirmed" in confirmed.get_data(as_text=True)
     assert WHY in body(sent_mail(app, OWNER)[-1])
-    assert client.get(link.group(1)).status_code == 400  # used
-    assert client.get(link.group(1)[:-3] + "abc").status_code == 400  # forged
+    assert post_form(client, link.group(1), {}).status_code == 400  # used
+    assert post_form(client, link.group(1)[:-3] + "abc", {}).status_code == 400  # forged
     listed = client.get(requests_url(dep["id"]), headers=auth).json
     assert [(r["status"], r["requester"]["email"], r["requester"]["user_id"]) for r in listed] == [
         ("pending", guest, None)]
