@@ -24,6 +24,7 @@ log = logging.getLogger("repository.storage")
 _AFTER_COMMIT = "repository.after_commit"  # key in Connection.info of the actions waiting for the commit
 # Strong references: a pool must be closed explicitly, or its connections warn when garbage-collected.
 _OPEN: set[Database] = set()
+_POOL_KEY = "repository.pool"  # key in a pooled connection's record.info of the pool that made it
 
 
 class Database:
@@ -38,9 +39,20 @@ class Database:
         self._prepared: dict[int, PreparedRead] = {}  # by the id of the statement (which each keeps)
         packing.attach(engine)  # its packed columns use its own zstd dictionaries
         _OPEN.add(self)
+        event.listen(engine, "connect", self._on_connect)
+        event.listen(engine, "checkin", self._on_checkin)
+
+    def _on_connect(self, _dbapi_connection: object, record: Any) -> None:
         # Known again as soon as it opens a connection after close_all() let go of it (a long-lived app whose pool
         # was closed between two uses): otherwise that connection would be left to the garbage collector.
-        event.listen(engine, "connect", lambda _dbapi, _record: _OPEN.add(self))
+        _OPEN.add(self)
+        record.info[_POOL_KEY] = self.engine.pool
+
+    def _on_checkin(self, dbapi_connection: Any, record: Any) -> None:
+        # A connection in use while dispose() replaced the pool (a thread's, mid-transaction) comes back to the old
+        # pool, which nothing will close: it is closed now rather than by the garbage collector, later and anywhere.
+        if dbapi_connection is not None and record.info.get(_POOL_KEY) is not self.engine.pool:
+            dbapi_connection.close()
 
     def wire(self, name: str, action: Callable[..., object]) -> None:
         """Make the after-commit work `name` call `action` in this process (the last wiring wins); unwired, the
