@@ -179,22 +179,29 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield cluster.url
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _worker_database() -> Iterator[None]:
+    """A pytest-xdist worker's own PostgreSQL database, made before any test of the worker runs (a live server's
+    too, which migrates it itself when it comes first) and dropped at the end of its session."""
+    if not (TEST_DATABASE_URL and XDIST_WORKER):
+        yield
+        return
+    _recreate_postgres(make_url(TEST_DATABASE_URL), create=True)
+    yield
+    close_all()
+    _recreate_postgres(make_url(TEST_DATABASE_URL), create=False)
+
+
 @pytest.fixture(scope="session")
-def database_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def database_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Migrate once per session: a SQLite file copied for each test, or the PostgreSQL test database (a worker's
-    own one, made here, with pytest-xdist)."""
+    own one with pytest-xdist: `_worker_database`)."""
     if TEST_DATABASE_URL:
-        if XDIST_WORKER:
-            _recreate_postgres(make_url(TEST_DATABASE_URL), create=True)
         db = open_database(TEST_DATABASE_URL)
         upgrade(db)
         loader.load(db)  # kept by _empty_postgres
         db.dispose()
-        yield TEST_DATABASE_URL
-        if XDIST_WORKER:
-            close_all()
-            _recreate_postgres(make_url(TEST_DATABASE_URL), create=False)
-        return
+        return TEST_DATABASE_URL
     path = str(tmp_path_factory.mktemp("template") / "template.db")
     db = open_database(f"sqlite:///{path}")
     upgrade(db)
@@ -202,7 +209,7 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     with db.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     db.dispose()
-    yield path
+    return path
 
 
 def _empty_postgres(url: str) -> None:
