@@ -15,6 +15,7 @@ from repository.web import assets, compression, logs, metrics, request
 from repository.web.cors import install_cors
 from repository.web.ratelimit import install_limiter
 from repository.web.session import install_sessions
+from repository.web.template_code import TEMPLATE_CODE
 
 
 class DatabaseInt(IntegerConverter):
@@ -64,6 +65,7 @@ class RepositoryMap(Map):
 
 class RepositoryFlask(Flask):
     url_map_class = RepositoryMap
+    jinja_options = {**Flask.jinja_options, "bytecode_cache": TEMPLATE_CODE}
 
 
 def create_app(settings: Settings | None = None) -> Flask:
