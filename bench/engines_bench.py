@@ -48,18 +48,10 @@ def start_node(out: str) -> Any:
 
 def drop_indices(url: str, prefix: str) -> None:
     """Remove what the run put into a node it did not start (its index, alias and template)."""
-    from opensearchpy import OpenSearch
-    from opensearchpy.exceptions import NotFoundError
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers.opensearch_node import drop_indices as drop
 
-    client = OpenSearch(url)
-    try:
-        client.indices.delete(index=f"{prefix}*", params={"allow_no_indices": "true", "expand_wildcards": "all"})
-        try:
-            client.indices.delete_index_template(name=prefix)
-        except NotFoundError:
-            pass
-    finally:
-        client.close()
+    drop(url, prefix)
 
 
 def measure(bench: Any, server_class: Callable[..., Any], sample: dict, public: str,

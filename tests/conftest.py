@@ -4,7 +4,6 @@ server over TLS for end-to-end checks."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -18,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 import pytest
 import requests
 from helpers.http import free_port, https_client
+from helpers.opensearch_node import drop_indices
 from sqlalchemy import URL, create_engine, make_url, text
 from werkzeug.routing import Rule
 
@@ -264,25 +264,12 @@ def make_settings(tmp_path, database_url: str, request: pytest.FixtureRequest): 
     if TEST_SEARCH == "opensearch":
         prefix = f"svc{uuid.uuid4().hex[:12]}"
         search = {"SEARCH_URL": request.getfixturevalue("opensearch_url"), "SEARCH_INDEX_PREFIX": prefix}
-        request.addfinalizer(lambda: _drop_opensearch_indices(search["SEARCH_URL"], prefix))
+        request.addfinalizer(lambda: drop_indices(search["SEARCH_URL"], prefix))
 
     def build(**overrides) -> Settings:  # type: ignore[no-untyped-def]
         return _build_settings(str(tmp_path / "instance"), database_url, {**search, **overrides})
 
     yield build
-
-
-def _drop_opensearch_indices(url: str, prefix: str) -> None:
-    from opensearchpy import OpenSearch
-    from opensearchpy.exceptions import NotFoundError
-
-    client = OpenSearch(url)
-    try:
-        client.indices.delete(index=f"{prefix}*", params={"allow_no_indices": "true", "expand_wildcards": "all"})
-        with contextlib.suppress(NotFoundError):
-            client.indices.delete_index_template(name=prefix)
-    finally:
-        client.close()
 
 
 @pytest.fixture

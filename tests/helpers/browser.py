@@ -135,6 +135,8 @@ def sign_up_and_in(page: Any, live_server: dict, address: str, password: str, ne
     page.press('input[name="password_again"]', "Enter")
     page.wait_for_url(re.compile(r"/account/check-mail/"))
     page.goto(confirmation_link(live_server, address))
+    check_page(page, "address confirmation page")
+    screenshot(page, "confirm-link")
     page.get_by_role("button", name="Confirm my address").click()  # the link's page: the button confirms
     page.wait_for_url(re.compile(r"/login/"))
     page.goto(base + next_path)

@@ -15,6 +15,7 @@ stdin, so it never outlives the test process, even one that is killed.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import queue
@@ -308,3 +309,18 @@ class OpenSearchCluster:
                 self.process.wait()
         self._reader.join(5)
         self._close_pipes()
+
+
+def drop_indices(url: str, prefix: str) -> None:
+    """Remove the indices, aliases and index template named with `prefix` from the node at `url` (what a test or a
+    benchmark run put into a node it shares with others)."""
+    from opensearchpy import OpenSearch
+    from opensearchpy.exceptions import NotFoundError
+
+    client = OpenSearch(url)
+    try:
+        client.indices.delete(index=f"{prefix}*", params={"allow_no_indices": "true", "expand_wildcards": "all"})
+        with contextlib.suppress(NotFoundError):
+            client.indices.delete_index_template(name=prefix)
+    finally:
+        client.close()
