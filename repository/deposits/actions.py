@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from repository import outbox
+from repository.communities import inclusions, notifications
 from repository.config import Settings
 from repository.datadesc import checks
 from repository.deposits import pids
@@ -158,8 +159,8 @@ def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
     return freed
 
 
-def _file_errors(conn: Connection, dep: dict) -> list[dict]:
-    objs = buckets.list_objects(conn, dep["bucket_id"])
+def _file_errors(conn: Connection, dep: dict, objs: list[buckets.ObjectRow]) -> list[dict]:
+    """A draft's files: at least one, and not the same set as a published version's."""
     if not objs:
         return [field_error("files", "Minimum one file must be provided.")]
     checksums = sorted(o["checksum"] for o in objs)
@@ -179,8 +180,10 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if dep["status"] == "published" and not dep["editing"]:
         raise BadRequest("The deposition is already published.")
-    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after.
+    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after. Its
+    # objects are listed once, then checked, validated and snapshotted as they are.
     buckets.hold_bucket(conn, dep["bucket_id"])
+    objs = buckets.list_objects(conn, dep["bucket_id"]) if dep["status"] == "draft" else []
     dep["version_draft"] = is_version_draft(conn, dep)
     errors: list[dict] = []
     try:
@@ -189,9 +192,9 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         errors.extend(exc.errors)
         metadata = {}
     if dep["status"] == "draft":
-        errors.extend(_file_errors(conn, dep))
+        errors.extend(_file_errors(conn, dep, objs))
         errors.extend(multipart.publish_errors(conn, dep["bucket_id"]))
-        errors.extend(checks.publish_errors(conn, ctx.settings, dep))
+        errors.extend(checks.publish_errors(conn, ctx.settings, dep["bucket_id"], objs))
     if errors:
         raise ValidationError(errors=errors)
     now = utcnow()
@@ -200,6 +203,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         doi = dep["doi"] if dep["doi_external"] else pids.own_doi(ctx.settings, dep)
         if pids.doi_taken(conn, doi, recid):
             raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+        record_bucket = buckets.snapshot(conn, dep["bucket_id"], locked=True, listed=objs)
         conn.execute(
             insert(records).values(
                 id=recid,
@@ -209,7 +213,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 **type_columns(metadata),
                 doi=doi.lower(),
                 doi_external=dep["doi_external"],
-                bucket_id=buckets.snapshot(conn, dep["bucket_id"], locked=True),
+                bucket_id=record_bucket,
                 revision=1,
                 integrated=dep["doi_external"],
                 **access_columns(metadata),
@@ -221,7 +225,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
             )
         )
         buckets.lock(conn, dep["bucket_id"])
-        checks.copy_to_record(conn, dep["bucket_id"], recid)
+        checks.copy_to_snapshot(conn, dep["bucket_id"], record_bucket)
         if not dep["doi_external"]:
             conn.execute(
                 update(concepts)
@@ -246,8 +250,6 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         .where(deposits.c.id == recid)
         .values(status="published", editing=False, metadata=None, modified=now)  # the record's: see deposit_select
     )
-    from repository.communities import inclusions, notifications
-
     accepted = inclusions.accepted_communities(conn, [dep["conceptrecid"]])
     for request in inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata):
         notifications.request_created(conn, ctx.settings, request, owner_id)

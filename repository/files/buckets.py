@@ -220,11 +220,12 @@ def reorder(conn: Connection, bucket_id: str, file_ids: list[str]) -> None:
         )
 
 
-def snapshot(conn: Connection, source_bucket: str, locked: bool) -> str:
-    """A new bucket holding the same file instances as `source_bucket` (no bytes copied)."""
+def snapshot(conn: Connection, source_bucket: str, locked: bool, listed: list[ObjectRow] | None = None) -> str:
+    """A new bucket holding the same file instances as `source_bucket` (no bytes copied); `listed`: its objects,
+    when the caller holds the bucket and has listed them already."""
     target = create_bucket(conn)
     now = utcnow()
-    for obj in list_objects(conn, source_bucket):
+    for obj in list_objects(conn, source_bucket) if listed is None else listed:
         conn.execute(
             insert(objects).values(
                 version_id=str(uuid.uuid4()),

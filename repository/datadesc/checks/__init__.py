@@ -3,8 +3,9 @@ validated in the background, reported per file, copied to the record at publish,
 
 The calls made from elsewhere, each inside the caller's write transaction:
 - `file_changed(conn, store, bucket_id, key)` after a file of a bucket is written, replaced or deleted;
-- `publish_errors(conn, settings, dep)` in publish, before its errors are raised;
-- `copy_to_record(conn, bucket_id, recid)` in publish, once the record's snapshot bucket exists.
+- `publish_errors(conn, settings, bucket_id, listed)` in publish, before its errors are raised;
+- `copy_to_snapshot(conn, bucket_id, target)` in publish once the record's snapshot bucket exists, and when a new
+  version's draft bucket is made from a record's.
 Validation starts right after the caller's commit, in a thread of the process (`Runner`, wired on the Database).
 """
 
@@ -15,10 +16,11 @@ from sqlalchemy import Connection
 from repository.config import Settings
 from repository.datadesc.checks import rows
 from repository.datadesc.checks.runner import WAKE, Runner
+from repository.files.buckets import ObjectRow
 from repository.files.store import FileStore
 from repository.storage.engine import after_commit
 
-__all__ = ["Runner", "copy_to_record", "copy_to_snapshot", "file_changed", "publish_errors"]
+__all__ = ["Runner", "copy_to_snapshot", "file_changed", "publish_errors"]
 
 
 def file_changed(conn: Connection, store: FileStore, bucket_id: str, key: str | None = None) -> None:
@@ -27,22 +29,18 @@ def file_changed(conn: Connection, store: FileStore, bucket_id: str, key: str | 
         after_commit(conn, WAKE)
 
 
-def publish_errors(conn: Connection, settings: Settings, dep: dict) -> list[dict]:
-    """With DATADESC_BLOCK_PUBLISH, one 400 entry per invalid or pending document of the deposit; else none."""
-    errors, waiting = rows.publish_errors(conn, FileStore(settings.FILES_ROOT), dep["bucket_id"])
+def publish_errors(conn: Connection, settings: Settings, bucket_id: str, listed: list[ObjectRow]) -> list[dict]:
+    """With DATADESC_BLOCK_PUBLISH, one 400 entry per invalid or pending document of the deposit's bucket (held,
+    its objects `listed`); else none."""
+    errors, waiting = rows.publish_errors(conn, FileStore(settings.FILES_ROOT), bucket_id, listed)
     if waiting:
         # Rows created here are lost if the publish fails: they are created again after the rollback.
-        after_commit(conn, WAKE, dep["bucket_id"], after_rollback=True)
+        after_commit(conn, WAKE, bucket_id, after_rollback=True)
     return errors if settings.DATADESC_BLOCK_PUBLISH else []
 
 
-def copy_to_record(conn: Connection, bucket_id: str, recid: int) -> None:
-    """Give the record's snapshot bucket copies of the deposit's reports (pending ones are validated there too)."""
-    if rows.copy_to_record(conn, bucket_id, recid):
-        after_commit(conn, WAKE)
-
-
 def copy_to_snapshot(conn: Connection, bucket_id: str, target: str) -> None:
-    """A new-version draft's bucket starts with the reports of the record it copies."""
+    """A snapshot of a bucket gets copies of its reports: a published record's of its deposit's (pending ones are
+    validated there too), a new-version draft's of the record it copies."""
     if rows.copy_reports(conn, bucket_id, target):
         after_commit(conn, WAKE)

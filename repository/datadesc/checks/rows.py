@@ -15,7 +15,6 @@ from repository.errors import field_error
 from repository.files import buckets
 from repository.files.buckets import ObjectRow
 from repository.files.store import FileStore
-from repository.storage.tables.records import records
 from repository.storage.tables.validations import datadesc_validations
 from repository.timeutil import utcnow
 
@@ -94,14 +93,18 @@ def _stale(deps: dict[str, str | None] | None, objs: dict[str, ObjectRow]) -> bo
     return any((objs[key]["file_id"] if key in objs else None) != file_id for key, file_id in (deps or {}).items())
 
 
-def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterable[str] = ()) -> bool:
+def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterable[str] = (),
+                listed: list[ObjectRow] | None = None) -> bool:
     """Bring the bucket's rows in step with its files; `keys` (just written) are examined as possible documents.
+    `listed`: the bucket's objects, when the caller holds the bucket and has listed them already.
 
     Returns True when some row is pending (the caller starts a validation after its commit)."""
-    # The bucket's lock, as every bucket write takes it: two requests syncing one bucket at once (a report GET
-    # and the runner) would otherwise both insert the same row on PostgreSQL.
-    buckets.hold_bucket(conn, bucket_id)
-    objs = {o["key"]: o for o in buckets.list_objects(conn, bucket_id)}
+    if listed is None:
+        # The bucket's lock, as every bucket write takes it: two requests syncing one bucket at once (a report GET
+        # and the runner) would otherwise both insert the same row on PostgreSQL.
+        buckets.hold_bucket(conn, bucket_id)
+        listed = buckets.list_objects(conn, bucket_id)
+    objs = {o["key"]: o for o in listed}
     rows = {row["key"]: row for row in bucket_rows(conn, bucket_id)}
     examine = {key for key in keys if key in objs}
     for key, row in rows.items():
@@ -124,13 +127,15 @@ def sync_bucket(conn: Connection, store: FileStore, bucket_id: str, keys: Iterab
     return any(row["status"] == "pending" for row in bucket_rows(conn, bucket_id))
 
 
-def ensure_rows(conn: Connection, store: FileStore, bucket_id: str, objs: list[ObjectRow] | None = None) -> bool:
+def ensure_rows(conn: Connection, store: FileStore, bucket_id: str, listed: list[ObjectRow] | None = None) -> bool:
     """`sync_bucket`, examining every file that has no row yet (a new version's files, files from before this
-    feature). Returns True when some row is pending."""
-    objs = buckets.list_objects(conn, bucket_id) if objs is None else objs
+    feature). `listed` as for `sync_bucket`. Returns True when some row is pending."""
+    if listed is None:
+        buckets.hold_bucket(conn, bucket_id)
+        listed = buckets.list_objects(conn, bucket_id)
     known = {row["key"]: row["file_id"] for row in bucket_rows(conn, bucket_id)}
-    unknown = [o["key"] for o in objs if known.get(o["key"]) != o["file_id"]]
-    return sync_bucket(conn, store, bucket_id, unknown)
+    unknown = [o["key"] for o in listed if known.get(o["key"]) != o["file_id"]]
+    return sync_bucket(conn, store, bucket_id, unknown, listed)
 
 
 def get_validation_row(conn: Connection, bucket_id: str, obj: ObjectRow) -> dict | None:
@@ -147,10 +152,11 @@ def report_body(row: dict) -> dict[str, Any]:
     return {**body, "status": row["status"], "file_id": row["file_id"], "filename": row["key"]}
 
 
-def publish_errors(conn: Connection, store: FileStore, bucket_id: str) -> tuple[list[dict], bool]:
+def publish_errors(conn: Connection, store: FileStore, bucket_id: str,
+                   listed: list[ObjectRow]) -> tuple[list[dict], bool]:
     """Entries for the publish 400, one per document that is invalid or not validated yet; and whether some
-    row is pending (then a validation must start after the commit)."""
-    waiting = ensure_rows(conn, store, bucket_id)
+    row is pending (then a validation must start after the commit). `listed`: the held bucket's objects."""
+    waiting = ensure_rows(conn, store, bucket_id, listed)
     errors = []
     for row in bucket_rows(conn, bucket_id):
         if row["status"] == "invalid":
@@ -161,12 +167,6 @@ def publish_errors(conn: Connection, store: FileStore, bucket_id: str) -> tuple[
             message = f"The data-description document {row['key']!r} is still being validated: retry in a moment."
             errors.append(field_error("files", message))
     return errors, waiting
-
-
-def copy_to_record(conn: Connection, bucket_id: str, recid: int) -> bool:
-    """Copy the bucket's reports to the record's snapshot bucket (same keys and files); True if some is pending."""
-    target = conn.execute(select(records.c.bucket_id).where(records.c.id == recid)).scalar_one()
-    return copy_reports(conn, bucket_id, target)
 
 
 def copy_reports(conn: Connection, bucket_id: str, target: str) -> bool:
