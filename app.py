@@ -125,6 +125,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         thumbnails,
         tokens,
     )
+    from repository.pages import errors
 
     app.url_map.converters["key"] = files.KeyConverter  # the file keys of /api/files/ routes
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
@@ -132,6 +133,7 @@ def create_app(settings: Settings | None = None) -> Flask:
                       datadesc.bp, badges.bp, access_requests.bp, archive.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
+    errors.install(app)  # after compression's hook, so that the error pages are compressed too
     assets.install(app)
     oai.install_limits(app, limiter, settings)
     if settings.BENCH_CEILING_ENDPOINT:

@@ -9,7 +9,9 @@
 - records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
 - discover: the front page (`/`) and record search (`/search`) with facets;
 - communities: the communities list, a community's page (its `links.html`), create/edit, curation;
-- sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers.
+- sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers;
+- reference_urls: the reference service's page addresses people paste, redirected to this service's;
+- errors: the site's error pages for browsers wherever an error comes from (installed on the app).
 """
 
 from repository.pages import (
@@ -24,11 +26,12 @@ from repository.pages import (
     my_uploads,
     oidc,
     records,
+    reference_urls,
     sitemap,
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
-             deposit.bp, sitemap.bp, discover.bp, communities.bp):
+             deposit.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

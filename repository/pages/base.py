@@ -6,6 +6,7 @@ only has to include `{{ form_csrf() }}`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NoReturn
 from urllib.parse import urlencode
 
@@ -80,14 +81,38 @@ def form_csrf() -> Markup:
     return Markup(f'<input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">')
 
 
+ERROR_TITLES = {400: "The request is not right", 401: "Sign-in needed", 403: "Not allowed", 404: "Not found",
+                405: "Not possible here", 409: "A conflict", 410: "Gone", 413: "Too large", 429: "Too many requests",
+                500: "Something went wrong", 503: "Not available right now", 507: "No space left"}  # fmt: skip
+ERROR_MESSAGES = {404: "The page was not found.",
+                  405: "This address does not take that kind of request.",
+                  500: "Something went wrong on our side; it has been logged. Please try again later.",
+                  503: "The service is not available right now. Please try again in a few minutes."}  # fmt: skip
+# What an error page keeps of the error's headers: the wait of a 429 or 503, a 405's methods, a 401's challenge.
+ERROR_HEADERS = ("Retry-After", "Allow", "WWW-Authenticate")
+
+
+def error_page(status: int, message: str = "", errors: list | None = None,
+               headers: Iterable[tuple[str, str]] = ()) -> Response:
+    """The site's error page for `status`: its title, `message` (a standard one for some statuses), the field
+    errors, and the wait in words when `headers` hold a Retry-After in seconds."""
+    kept = {name: value for name, value in headers if name in ERROR_HEADERS}
+    wait = kept.get("Retry-After", "")
+    page = render_page("error.html", status, status=status, title=ERROR_TITLES.get(status, "Error"),
+                       message=message or ERROR_MESSAGES.get(status, ""), errors=errors or [],
+                       wait=wait if wait.isdigit() else "")  # fmt: skip
+    page.headers.update(kept)
+    return page
+
+
 @bp.errorhandler(ApiError)
 def api_error_page(exc: ApiError) -> Response:
-    return render_page("error.html", exc.status, status=exc.status, message=exc.message, errors=exc.errors)
+    return error_page(exc.status, exc.message, exc.errors, exc.headers.items() if exc.headers else ())
 
 
 @bp.errorhandler(HTTPException)
 def http_error_page(exc: HTTPException) -> Response:
     status = exc.code or 500
-    message = "The page was not found." if status == 404 else (exc.description or exc.name)
-    return render_page("error.html", status, status=status, message=message, errors=[])
+    message = ERROR_MESSAGES.get(status) or exc.description or exc.name
+    return error_page(status, message, headers=exc.get_headers())
 

@@ -112,6 +112,13 @@ def test_search_facets_and_community_curation_in_a_browser(live_server):
         check_page(page, "search page with a bad query")
         screenshot(page, "search-bad-query")
 
+        # An address that is no page of the site: the site's error page, not an error object.
+        answer = page.goto(base + "/record/abc")
+        assert answer is not None and answer.status == 404
+        assert page.locator("h1").inner_text() == "Not found"
+        check_page(page, "unknown address")
+        screenshot(page, "not-found")
+
         # A curator creates a community; a record asks to join it; the curator accepts it.
         sign_up_and_in(page, live_server, CURATOR, PASSWORD, "/communities/new")
         check_page(page, "new community form")
