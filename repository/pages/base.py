@@ -93,14 +93,16 @@ ERROR_HEADERS = ("Retry-After", "Allow", "WWW-Authenticate")
 
 
 def error_page(status: int, message: str = "", errors: list | None = None,
-               headers: Iterable[tuple[str, str]] = ()) -> Response:
+               headers: Iterable[tuple[str, str]] = (), as_guest: bool = False) -> Response:
     """The site's error page for `status`: its title, `message` (a standard one for some statuses), the field
-    errors, and the wait in words when `headers` hold a Retry-After in seconds."""
+    errors, and the wait in words when `headers` hold a Retry-After in seconds. `as_guest`: the layout without
+    looking up who is signed in (which needs the database)."""
     kept = {name: value for name, value in headers if name in ERROR_HEADERS}
     wait = kept.get("Retry-After", "")
+    layout: dict[str, Any] = {"current_user": lambda: None} if as_guest else {}
     page = render_page("error.html", status, status=status, title=ERROR_TITLES.get(status, "Error"),
                        message=message or ERROR_MESSAGES.get(status, ""), errors=errors or [],
-                       wait=wait if wait.isdigit() else "")  # fmt: skip
+                       wait=wait if wait.isdigit() else "", **layout)  # fmt: skip
     page.headers.update(kept)
     return page
 

@@ -6,7 +6,8 @@ prefer HTML, and every URL of the machine interfaces, keep the JSON error object
 
 The page replaces an error answer in an after-request hook, the one place every error answer passes: the pages'
 own errors are HTML already and stay as they are. Rendering may itself fail (the database that made the 503 is
-needed for the signed-in user): the original answer is then kept."""
+needed for the signed-in user): it is then rendered as a guest's page, and should that fail too the original answer
+is kept."""
 
 from __future__ import annotations
 
@@ -46,10 +47,14 @@ def html_error_page(response: Response) -> Response:
             message = str(json.loads(response.get_data()).get("message") or "")
         except (ValueError, AttributeError):
             message = ""
-    try:
-        page = error_page(response.status_code, message, headers=response.headers.items())
-    except Exception:  # noqa: BLE001 - a page that cannot be rendered (the database is down): the error object stays
-        log.warning("error page %s not rendered; the error object is answered", response.status_code, exc_info=True)
+    page = None
+    for as_guest in (False, True):  # the guest's layout when who is signed in cannot be looked up (no database)
+        try:
+            page = error_page(response.status_code, message, headers=response.headers.items(), as_guest=as_guest)
+            break
+        except Exception:  # noqa: BLE001 - tried once more as a guest's page, else the error object stays
+            log.warning("error page %s not rendered (as a guest: %s)", response.status_code, as_guest, exc_info=True)
+    if page is None:
         return response
     page.headers.setdefault("X-Request-ID", response.headers.get("X-Request-ID", ""))
     page.headers["Vary"] = "Accept"

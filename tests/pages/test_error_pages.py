@@ -88,3 +88,20 @@ def test_a_restricted_file_is_not_handed_out_by_the_reference_address(client, au
     assert guest.status_code == 404
     owner = client.get(f"/records/{dep['record_id']}/files/data.csv?download=1", headers=auth)
     assert owner.status_code == 302
+
+
+def test_a_database_that_is_down_is_a_page_for_a_browser(make_settings) -> None:  # type: ignore[no-untyped-def]
+    from conftest import close_app
+    from helpers.http import https_client
+
+    from app import create_app
+
+    app = create_app(make_settings(DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:9/none", AUTO_MIGRATE="false"))
+    try:
+        client = https_client(app)
+        page = client.get("/records/1", headers=BROWSER)
+        assert page.status_code == 503 and page.mimetype == "text/html"
+        assert "Not available right now" in page.get_data(as_text=True)
+        assert client.get("/records/1").json["status"] == 503  # a client: the error object
+    finally:
+        close_app(app)
