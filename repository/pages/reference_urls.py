@@ -1,8 +1,9 @@
 """The reference service's page addresses that people paste, sent to this service's own
 (docs/reference-behaviour.md): `/record/<id>` (the older singular form) to the record's page, and a file's page
 address `/records/<id>/files/<name>` (also under `/record/`) to the record's page with that file previewed, or with
-`?download=1` to the file itself. A file redirect is temporary (302): where it leads depends on who may read the
-files; the page addresses are permanent (301)."""
+`?download=1` to the file itself; a depositor's `/uploads/<id>` and `/me/uploads` to the deposit form and their
+list of uploads. A file redirect is temporary (302): where it leads depends on who may read the files; the page
+addresses are permanent (301)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ bp = Blueprint("reference_urls", __name__)
 def singular_record(recid: int) -> BaseResponse:
     query = "?" + request.query_string.decode() if request.query_string else ""
     return redirect_to(urls.record_html(services().settings.BASE_URL, recid) + query, 301)
+
+
+@bp.get("/uploads/<int:dep_id>")
+def upload_form(dep_id: int) -> BaseResponse:
+    return redirect_to(urls.deposit_html(services().settings.BASE_URL, dep_id), 301)
+
+
+@bp.get("/me/uploads")
+def my_uploads() -> BaseResponse:
+    return redirect_to(urls.deposits_html(services().settings.BASE_URL), 301)
 
 
 @bp.get("/record/<int:recid>/files/<path:key>")

@@ -78,6 +78,8 @@ def test_the_reference_services_addresses_lead_to_the_records(client, auth) -> N
         download = client.get(f"{prefix}{recid}/files/data.csv?download=1")
         assert download.status_code == 302
         assert client.get(download.headers["Location"]).get_data() == b"a,b\n1,2\n"
+    assert client.get(f"/uploads/{dep['id']}").headers["Location"].endswith(f"/deposit/{dep['id']}")
+    assert client.get("/me/uploads").headers["Location"].endswith("/deposit")
     missing = client.get(f"/records/{recid}/files/other.csv?download=1", headers=BROWSER)
     assert missing.status_code == 404 and missing.mimetype == "text/html"
 
