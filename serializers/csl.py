@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import unicodedata
 from functools import lru_cache
 from importlib import resources
@@ -15,12 +16,14 @@ import orjson
 from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
 from citeproc.source.json import CiteProcJSON
 
+from . import citeproc_names
 from .context import RenderContext
 from .errors import UnusableParameter
 from .text import alternate_identifiers, clean, date_parts, language_alpha2, split_name, strip_html
 from .vocabulary import type_info
 
 log = logging.getLogger(__name__)
+citeproc_names.install()
 _LOCALES = os.path.join(os.path.dirname(citeproc.__file__), "data", "locales")
 
 
@@ -140,6 +143,7 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
 # other formats of the same page served 300-1,500); a repeated page or record now costs its CSL-JSON only. The key is
 # everything an entry is rendered from, so a changed record or context is a new entry, never a stale one.
 CACHED_CITATIONS = 4096  # ~2 KB each (the item's JSON and its text)
+_NUMBER_COLUMN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
 
 
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
@@ -164,7 +168,12 @@ def _cited(item_json: bytes, style_name: str, locale: str) -> str:
         bibliography.register(citation)
         if style.root.bibliography is None:
             return str(bibliography.cite(citation, lambda item: None))
-        return str(bibliography.bibliography()[0])
+        entry = str(bibliography.bibliography()[0])
+        if style.root.bibliography.get("second-field-align"):
+            # The number is a column of its own in such styles (IEEE's "[1]", Nature's "1."); citeproc-py's plain
+            # text runs it into the entry ("[1]S. Lim"): a space stands for the column.
+            entry = _NUMBER_COLUMN.sub(r"\1 ", entry, count=1)
+        return entry
     except Exception:  # noqa: BLE001 - the library's failures on a style are many and untyped
         log.info("citation style %s not rendered", style_name, exc_info=True)
         raise UnusableParameter(
