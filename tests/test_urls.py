@@ -1,15 +1,21 @@
 """Every URL the service hands out comes from `repository/urls.py`: no other module of `repository/` or
-`serializers/` joins a route's path by hand (read from the source with `ast`, as tests/test_layering.py does).
+`serializers/` joins a route's path by hand (read from the source with `ast`, as tests/test_layering.py does), and no
+template under `repository/templates/` spells one out (read with Jinja's lexer): the pages call the link builder as
+`{{ urls.record_html('', record.id) }}`.
 
 A path is hand-built when an f-string or a `+` puts one of the service's route prefixes together with something
-else. Route declarations (decorators) and plain constants (docstrings, the robots rules) are not URLs handed out."""
+else. Route declarations (decorators) and plain constants (docstrings, the robots rules) are not URLs handed out.
+In a template, a path is spelled out when an attribute's value (`href`, `action`, `src`, `data-...`) or a string in
+a Jinja expression begins with one of the routes of the site's pages; static assets come from `asset()`."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from repository import urls
@@ -18,6 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LINK_BUILDER = ROOT / "repository" / "urls.py"
 # The beginnings of the service's routes, and the DOI resolver.
 ROUTE_PREFIXES = ("/api/", "/records/", "/deposit", "/communities/", "/badge/", "/oai2d", "/sitemap", "doi.org/")
+TEMPLATES = ROOT / "repository" / "templates"
+# ... and of the pages' routes, which templates link to.
+PAGE_PREFIXES = (*ROUTE_PREFIXES, "/communities", "/search", "/account", "/login", "/logout", "/signup")
+# The beginning of an attribute's value in a template's text (up to its end or the next `{{`).
+ATTRIBUTE = re.compile(r"""[\w:-]+=(["'])([^"']*)""")
 
 
 def hand_built(tree: ast.AST) -> Iterator[tuple[int, str]]:
@@ -52,6 +63,46 @@ def test_no_url_is_built_outside_the_link_builder() -> None:
             found += [f"{path.relative_to(ROOT)}:{line}: {text!r}"
                       for line, text in hand_built(ast.parse(source, str(path)))]
     assert found == []
+
+
+def _is_route(value: str, home: bool) -> bool:
+    """Whether a value begins with a route of the site (`home`: the front page `/` alone counts too)."""
+    return value.startswith(PAGE_PREFIXES) or "doi.org/" in value or (home and value == "/")
+
+
+def spelled_out(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of each route path a template spells out: an attribute value, or a string in a Jinja expression."""
+    for line, kind, value in jinja2.Environment().lex(source):
+        if kind == "data":
+            for match in ATTRIBUTE.finditer(value):
+                if _is_route(match.group(2), home=True):
+                    yield line + value[:match.start()].count("\n"), match.group(0)
+        elif kind == "string" and _is_route(value[1:-1], home=False):
+            yield line, value
+
+
+def test_no_template_spells_out_a_route() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line}: {text}"
+             for path in sorted(TEMPLATES.rglob("*.html"))
+             for line, text in spelled_out(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ('<a href="/records/{{ record.id }}">', [(1, 'href="/records/')]),
+    ('\n<form method="post" action="/deposit/{{ dep.id }}/edit">', [(2, 'action="/deposit/')]),
+    ('<a href="/">Home</a> <a href="/search?sort=mostrecent">', [(1, 'href="/'), (1, 'href="/search?sort=mostrecent')]),
+    ("<div data-refresh='/deposit/{{ dep.id }}/files'>", [(1, "data-refresh='/deposit/")]),
+    ('<a href="https://doi.org/{{ identifier }}">', [(1, 'href="https://doi.org/')]),
+    ("<a href=\"{{ '/communities/' ~ c.id ~ '/' }}\">", [(1, "'/communities/'")]),
+    ('<a href="{{ urls.record_html(\'\', record.id) }}">', []),
+    ('<link rel="stylesheet" href="{{ asset(\'site.css\') }}">', []),
+    ("<a href=\"?status={{ value }}\">{{ x | replace('/', '%2F') }}", []),
+    ("<p>It becomes the address /communities/&lt;identifier&gt;/.</p>", []),
+    ("{# <script src=\"/records/x.js\"> #}", []),
+])
+def test_spelled_out_finds_what_it_should(source: str, expected: list[tuple[int, str]]) -> None:
+    assert list(spelled_out(source)) == expected
 
 
 @pytest.mark.parametrize(("source", "expected"), [
