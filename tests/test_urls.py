@@ -133,3 +133,35 @@ def test_the_links_of_a_record_and_its_files() -> None:
     assert urls.sitemap(base) == "https://repo.example/sitemap.xml"
     assert urls.sitemap(base, "communities-0") == "https://repo.example/sitemap-communities-0.xml"
     assert urls.doi("10.5281/x.1") == "https://doi.org/10.5281/x.1"
+
+
+KEYS = ["data.csv", "a b/c (1).csv", "100%+x?&y=z#.txt", "ünï/cödé's.tsv"]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_page_links_read_as_the_templates_wrote_them(key: str) -> None:
+    """The links the templates joined by hand with Jinja's filters, as the link builder gives them."""
+    def jinja(source: str) -> str:
+        return jinja2.Environment(autoescape=True).from_string(source).render(key=key, id=7)
+
+    assert urls.record_preview_html("", 7, key) == jinja("/records/{{ id }}/preview/{{ key | urlencode }}")
+    assert urls.deposit_file_action_html("", 7, key, "rename") == jinja(
+        "/deposit/{{ id }}/files/{{ key | urlencode | replace('/', '%2F') }}/rename")
+    assert urls.record_search_html("", {"keywords": key}) == jinja("/search?{{ {'keywords': key} | urlencode }}")
+    assert urls.sign_in_oidc_html("", key) == jinja("/login/oidc/?next={{ key | urlencode }}")
+    assert urls.sign_in_html("", urls.access_request_html("", 7)) == "/login/?next=/records/7/access/request"
+    assert urls.sign_in_html("") == "/login/" and urls.sign_in_oidc_html("", "") == "/login/oidc/"
+
+
+def test_the_links_of_the_pages() -> None:
+    assert urls.record_search_html("") == "/search"
+    assert urls.record_search_html("", {"sort": "mostrecent"}) == "/search?sort=mostrecent"
+    assert urls.oai_request("", "ListRecords", metadataPrefix="oai_dc", set="user-bog") == \
+        "/oai2d?verb=ListRecords&metadataPrefix=oai_dc&set=user-bog"
+    assert urls.oai_request("", "Identify") == "/oai2d?verb=Identify"
+    assert urls.community_edit_html("", "bog") == "/communities/bog/edit"
+    assert urls.community_decision_html("", "bog", 3, "accept") == "/communities/bog/curate/3/accept"
+    assert urls.deposit_action_html("", 7, "newversion") == "/deposit/7/newversion"
+    assert urls.deposit_files_order_html("", 7) == "/deposit/7/files/order"
+    assert urls.applications_html("") == "/account/settings/applications/"
+    assert urls.openapi("") == "/api/openapi.json"
