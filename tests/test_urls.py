@@ -23,10 +23,11 @@ from repository import urls
 ROOT = Path(__file__).resolve().parents[1]
 LINK_BUILDER = ROOT / "repository" / "urls.py"
 # The beginnings of the service's routes, and the DOI resolver.
-ROUTE_PREFIXES = ("/api/", "/records/", "/deposit", "/communities/", "/badge/", "/oai2d", "/sitemap", "doi.org/")
+ROUTE_PREFIXES = ("/api/", "/records/", "/deposit", "/communities/", "/badge/", "/oai2d", "/sitemap", "/search",
+                  "doi.org/")
 TEMPLATES = ROOT / "repository" / "templates"
 # ... and of the pages' routes, which templates link to.
-PAGE_PREFIXES = (*ROUTE_PREFIXES, "/communities", "/search", "/account", "/login", "/logout", "/signup")
+PAGE_PREFIXES = (*ROUTE_PREFIXES, "/communities", "/account", "/login", "/logout", "/signup")
 # The beginning of an attribute's value in a template's text (up to its end or the next `{{`).
 ATTRIBUTE = re.compile(r"""[\w:-]+=(["'])([^"']*)""")
 
