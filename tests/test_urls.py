@@ -6,7 +6,8 @@ template under `repository/templates/` spells one out (read with Jinja's lexer):
 A path is hand-built when an f-string or a `+` puts one of the service's route prefixes together with something
 else. Route declarations (decorators) and plain constants (docstrings, the robots rules) are not URLs handed out.
 In a template, a path is spelled out when an attribute's value (`href`, `action`, `src`, `data-...`) or a string in
-a Jinja expression begins with one of the routes of the site's pages; static assets come from `asset()`."""
+a Jinja expression begins with one of the routes of the site's pages; static assets come from `asset()`. The pages'
+scripts (`repository/static/`) hold no route either."""
 
 from __future__ import annotations
 
@@ -86,6 +87,16 @@ def test_no_template_spells_out_a_route() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}: {text}"
              for path in sorted(TEMPLATES.rglob("*.html"))
              for line, text in spelled_out(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_no_script_spells_out_a_route() -> None:
+    """The pages' scripts take their addresses from the page (a link, a form, a `data-` attribute)."""
+    literal = re.compile(r"""["'`](/[^"'`]*)""")
+    found = [f"{path.relative_to(ROOT)}:{number}: {match.group(1)}"
+             for path in sorted((ROOT / "repository" / "static").rglob("*.js"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for match in literal.finditer(line) if _is_route(match.group(1), home=False)]
     assert found == []
 
 
