@@ -2,14 +2,16 @@
 redirects' `Location` and the serializers' identifiers. A route that moves changes here and nowhere else.
 
 `base` is the service's root without a trailing slash (the BASE_URL setting, or a serializer's
-`RenderContext.base_url`); the web pages pass `""` for a path within the site. The functions only join strings:
+`RenderContext.base_url`); the web pages, and their templates (the `urls` global: `urls.record_html('', r.id)`),
+pass `""` for a path within the site. The functions only join strings:
 they import nothing of the service, so every layer (the serializers included) may use them
 (docs/architecture/index.md#package-order).
 """
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from collections.abc import Mapping
+from urllib.parse import quote, urlencode
 
 DOI_RESOLVER = "https://doi.org/"
 
@@ -74,6 +76,11 @@ def record_preview_html(base: str, recid: int | str, key: str) -> str:
     return f"{record_html(base, recid)}/preview/{quote(key)}"
 
 
+def record_search_html(base: str, query: Mapping[str, str] | None = None) -> str:
+    """The record search page, with `query`'s parameters (`{"keywords": "soil"}`) when given."""
+    return f"{base}/search?{urlencode(query)}" if query else f"{base}/search"
+
+
 def badge(base: str, doi_value: str) -> str:
     """The SVG badge of a DOI the service registered."""
     return f"{base}/badge/doi/{doi_value}.svg"
@@ -92,6 +99,11 @@ def access_confirm_html(base: str, recid: int | str, token: str) -> str:
     return f"{record_html(base, recid)}/access/confirm/{token}"
 
 
+def access_requests_html(base: str) -> str:
+    """The signed-in user's access requests: those to decide on, granted, and asked for."""
+    return f"{base}/account/requests/"
+
+
 def access_request_api(base: str, recid: int | str, request_id: int | str) -> str:
     return f"{record_api(base, recid)}/access/requests/{request_id}"
 
@@ -106,6 +118,31 @@ def deposit_api(base: str, dep_id: int | str) -> str:
 def deposit_html(base: str, dep_id: int | str) -> str:
     """A deposit's edit page."""
     return f"{base}/deposit/{dep_id}"
+
+
+def deposit_new_html(base: str) -> str:
+    """The form starting a new upload (GET), which a POST creates."""
+    return f"{base}/deposit/new"
+
+
+def deposit_action_html(base: str, dep_id: int | str, action: str) -> str:
+    """A form action of a deposit's page: `edit`, `newversion`, `discard` or `delete`."""
+    return f"{deposit_html(base, dep_id)}/{action}"
+
+
+def deposit_files_html(base: str, dep_id: int | str) -> str:
+    """A deposit's file area (its HTML alone), where the page's upload form posts."""
+    return f"{deposit_html(base, dep_id)}/files"
+
+
+def deposit_files_order_html(base: str, dep_id: int | str) -> str:
+    """Where the file area's form moves a file up or down."""
+    return f"{deposit_files_html(base, dep_id)}/order"
+
+
+def deposit_file_action_html(base: str, dep_id: int | str, key: str, action: str) -> str:
+    """`delete` or `rename` of one file of the file area, its key quoted as one path segment (`/` too)."""
+    return f"{deposit_files_html(base, dep_id)}/{quote(key, safe='')}/{action}"
 
 
 def deposit_file_api(base: str, dep_id: int | str, file_id: str) -> str:
@@ -148,8 +185,22 @@ def community_id_url(base: str, identifier: str) -> str:
     return f"{base}/communities/{identifier}"
 
 
+def community_new_html(base: str) -> str:
+    """The form creating a community."""
+    return f"{base}/communities/new"
+
+
+def community_edit_html(base: str, identifier: str) -> str:
+    return f"{community_id_url(base, identifier)}/edit"
+
+
 def community_curate_html(base: str, identifier: str) -> str:
     return f"{community_html(base, identifier)}curate"
+
+
+def community_decision_html(base: str, identifier: str, request_id: int | str, decision: str) -> str:
+    """Where a curator `accept`s or `reject`s an inclusion request."""
+    return f"{community_curate_html(base, identifier)}/{request_id}/{decision}"
 
 
 def community_requests_api(base: str, identifier: str) -> str:
@@ -206,6 +257,11 @@ def api_root(base: str) -> str:
     return f"{base}/api/"
 
 
+def openapi(base: str) -> str:
+    """The API's OpenAPI document."""
+    return f"{api_root(base)}openapi.json"
+
+
 def home(base: str) -> str:
     return f"{base}/"
 
@@ -220,6 +276,42 @@ def deposits_html(base: str) -> str:
     return f"{base}/deposit"
 
 
+# Accounts
+
+
+def _next(path: str, following: str) -> str:
+    """`path` with `?next=` the page to go on to (`following`, quoted; its `/` kept), if any."""
+    return f"{path}?next={quote(following)}" if following else path
+
+
+def sign_in_html(base: str, following: str = "") -> str:
+    """The sign-in form, going on to the page `following` (a path within the site) when given."""
+    return _next(f"{base}/login/", following)
+
+
+def sign_in_oidc_html(base: str, following: str = "") -> str:
+    """Sign-in with the OpenID Connect provider, going on to `following` when given."""
+    return _next(f"{base}/login/oidc/", following)
+
+
+def sign_out_html(base: str) -> str:
+    return f"{base}/logout/"
+
+
+def sign_up_html(base: str) -> str:
+    return f"{base}/signup/"
+
+
+def settings_html(base: str) -> str:
+    """The signed-in user's account settings."""
+    return f"{base}/account/settings/"
+
+
+def applications_html(base: str) -> str:
+    """The signed-in user's personal access tokens."""
+    return f"{settings_html(base)}applications/"
+
+
 def sitemap(base: str, part: str = "") -> str:
     """The sitemap index, or one of its files (`part`: `communities-0`, `3`...)."""
     return f"{base}/sitemap-{part}.xml" if part else f"{base}/sitemap.xml"
@@ -231,6 +323,11 @@ def sitemap(base: str, part: str = "") -> str:
 def oai(base: str) -> str:
     """The OAI-PMH endpoint (the `baseURL` of its answers)."""
     return f"{base}{OAI}"
+
+
+def oai_request(base: str, verb: str, **arguments: str) -> str:
+    """An OAI-PMH request: `oai_request(base, "ListRecords", metadataPrefix="oai_dc", set="user-bog")`."""
+    return f"{oai(base)}?{urlencode({'verb': verb, **arguments})}"
 
 
 def datadesc_validation_job(base: str, job_id: str) -> str:

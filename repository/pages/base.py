@@ -2,7 +2,8 @@
 pages instead of error objects, and the signed-in user a page needs.
 
 Every write under `pages` must carry the CSRF token (checked for all of them in repository.web.request), so a form
-only has to include `{{ form_csrf() }}`."""
+only has to include `{{ form_csrf() }}`. Every link a template makes comes from repository/urls.py, the `urls`
+global."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from flask_wtf.csrf import generate_csrf
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
+from repository import urls
 from repository.errors import ApiError, Unauthorized
 from repository.web.request import services
 from repository.web.session import current_user, safe_next
@@ -73,6 +75,12 @@ def require_user() -> dict:
 def go_to_sign_in() -> NoReturn:
     target = request.full_path if request.query_string else request.path
     abort(redirect(SIGN_IN + "?" + urlencode({"next": safe_next(target)})))
+
+
+@bp.record_once
+def _install_link_builder(state: Any) -> None:
+    """Templates build every link with repository/urls.py, the `urls` global: `{{ urls.record_html('', r.id) }}`."""
+    state.app.jinja_env.globals["urls"] = urls
 
 
 @bp.app_template_global()

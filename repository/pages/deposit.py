@@ -214,4 +214,4 @@ def delete(dep_id: int) -> BaseResponse:
     with services().db.write() as conn:
         release_files(conn, services().files, freed)
     flash("The draft and its files were deleted.", "success")
-    return redirect("/deposit", 303)
+    return redirect(urls.deposits_html(""), 303)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pycountry
 
+from repository import urls
 from repository.communities import store
 from repository.metadata import METADATA_KEYS
 from repository.paging import MAX_SIZE, Page
@@ -129,19 +130,19 @@ SECTIONS: tuple[Section, ...] = (
     Section("Access and license", "access", (
         Input("access_right", "Access right", "radio", _choices(ACCESS_RIGHTS, ACCESS_LABELS), required=True),
         Input("license", "License", hint="For open and embargoed access; type to search, e.g. cc-by.",
-              datalist="licenses-list", lookup="/api/licenses/"),
+              datalist="licenses-list", lookup=urls.LICENSES),
         Input("embargo_date", "Embargo date", "date", hint="For embargoed access: the day the files become public."),
         Input("access_conditions", "Conditions of access", "textarea",
               hint="For restricted access: who may have the files and why."),
     )),
     Section("Communities", "communities", (
         Group("communities", "Communities", "community",
-              (Input("identifier", "Community", datalist="communities-list", lookup="/api/communities/",
+              (Input("identifier", "Community", datalist="communities-list", lookup=urls.COMMUNITIES,
                      hint="Its identifier; the curators accept or decline the request."),)),
     ), optional=True),
     Section("Funding", "funding", (
         Group("grants", "Grants", "grant",
-              (Input("id", "Grant", datalist="grants-list", lookup="/api/grants/",
+              (Input("id", "Grant", datalist="grants-list", lookup=urls.GRANTS,
                      hint="<funder DOI>::<grant code>, e.g. 10.13039/501100000780::283595; type to search."),)),
     ), optional=True),
     Section("Related and alternate identifiers", "related", (

@@ -346,7 +346,7 @@ def front() -> Response:
     with s.db.read() as conn:
         communities, community_count = store.search(conn, None, ("ranking", False), Page(1, 6))
     types = [{"label": _label("type", str(b["key"]), {}), "count": b["doc_count"],
-              "url": "/search?" + urlencode({"type": b["key"]})}
+              "url": urls.record_search_html("", {"type": b["key"]})}
              for b in result.aggregations.get("type", {}).get("buckets", [])]
     response = render_page(
         "discover/front.html", recent=[card(r) for r in result.hits], record_count=result.total, types=types,
@@ -361,7 +361,7 @@ def front() -> Response:
 def search() -> Response:
     """Search published records with the API's query syntax and filters: result cards, facets that add or remove
     a filter, paging. A bad query answers 400 with its message on the page."""
-    view = search_view(request.args, "/search")
+    view = search_view(request.args, urls.record_search_html(""))
     status = view.error.status if view.error else 200
     guest = view.key and SESSION_COOKIE not in request.cookies
     html = _remembered("guest_pages", view.key) if guest else None

@@ -374,8 +374,8 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
         "language": language_name(m.get("language")) or m.get("language"),
         "access": _access(record), "stats_html": Markup(STATS_MARK),
         "archive_url": f"{record['links']['self']}/files-archive",
-        "versions_url": "/search?" + urlencode({"q": f"conceptrecid:{record['conceptrecid']}", "all_versions": "true",
-                                                "sort": "-version"}),
+        "versions_url": urls.record_search_html("", {"q": f"conceptrecid:{record['conceptrecid']}",
+                                                     "all_versions": "true", "sort": "-version"}),
         "preview_query": lambda key: "?" + urlencode({"preview": key, **({"style": style} if style != DEFAULT_STYLE
                                                                            else {})}) + "#preview",
     }  # fmt: skip

@@ -47,7 +47,7 @@
       shown = document.createElement("iframe");
       shown.className = "preview-frame preview-" + kind;
       shown.title = "Preview of " + key;
-      shown.src = "/records/" + area.getAttribute("data-record") + "/preview/" + encodeURIComponent(key).replace(/%2F/g, "/");
+      shown.src = link.getAttribute("data-frame");
     }
     old.replaceWith(shown);
     heading.textContent = key;
