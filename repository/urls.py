@@ -99,6 +99,21 @@ def access_confirm_html(base: str, recid: int | str, token: str) -> str:
     return f"{record_html(base, recid)}/access/confirm/{token}"
 
 
+def account_confirm_html(base: str, token: str) -> str:
+    """The link of a sign-up's confirmation mail."""
+    return f"{base}/account/confirm/{quote(token)}"
+
+
+def email_change_confirm_html(base: str, token: str) -> str:
+    """The link of the mail that confirms a new e-mail address."""
+    return f"{base}/account/confirm-email/{quote(token)}"
+
+
+def password_reset_html(base: str, token: str) -> str:
+    """The link of a password reset mail (or of a new administrator's first password)."""
+    return f"{base}/account/reset/{quote(token)}"
+
+
 def access_requests_html(base: str) -> str:
     """The signed-in user's access requests: those to decide on, granted, and asked for."""
     return f"{base}/account/requests/"

@@ -8,10 +8,10 @@ any address; what differs is the mail sent to that address (which only its owner
 from __future__ import annotations
 
 import hashlib
-from urllib.parse import quote
 
 from sqlalchemy import Connection, insert, update
 
+from repository import urls
 from repository.accounts import mail, users
 from repository.accounts.links import LinkInvalid, make_link_token, read_link_token
 from repository.accounts.passwords import hash_password, needs_rehash, verify_password
@@ -73,8 +73,8 @@ def _check(field: str, problem: str | None) -> None:
         raise ValidationError(problem, [field_error(field, problem)])
 
 
-def _link(settings: Settings, path: str, token: str) -> str:
-    return f"{settings.BASE_URL.rstrip('/')}{path}{quote(token)}"
+def _site(settings: Settings) -> str:
+    return settings.BASE_URL.rstrip("/")
 
 
 def _fingerprint(password_hash: str | None) -> str:
@@ -103,7 +103,7 @@ def register(conn: Connection, email: str, password: str, settings: Settings, se
 
 
 def _mail_confirmation(conn: Connection, user_id: int, email: str, settings: Settings, secret: bytes) -> None:
-    link = _link(settings, "/account/confirm/", make_link_token(secret, CONFIRM, {"uid": user_id, "email": email}))
+    link = urls.account_confirm_html(_site(settings), make_link_token(secret, CONFIRM, {"uid": user_id, "email": email}))
     mail.enqueue(conn, email, f"Confirm your address for {settings.REPOSITORY_NAME}", (
         f"Someone, probably you, signed up to {settings.REPOSITORY_NAME} with this address.\n\n"
         f"To confirm it, open this link within {settings.CONFIRM_LINK_HOURS} hours:\n\n{link}\n\n"
@@ -181,7 +181,7 @@ def _set_password(conn: Connection, user_id: int, password: str) -> None:
 # --- password reset -----------------------------------------------------------------------------------------
 def _reset_link(user: dict, settings: Settings, secret: bytes) -> str:
     payload = {"uid": user["id"], "fp": _fingerprint(user["password_hash"])}
-    return _link(settings, "/account/reset/", make_link_token(secret, RESET, payload))
+    return urls.password_reset_html(_site(settings), make_link_token(secret, RESET, payload))
 
 
 def request_reset(conn: Connection, email: str, settings: Settings, secret: bytes) -> None:
@@ -264,7 +264,7 @@ def change_email(conn: Connection, user_id: int, current: str, new_email: str, s
         mail.enqueue(conn, new_email, f"Confirm your new address for {name}", (
             f"Someone, probably you, asked to use this address for their account at {name}.\n\n"
             f"To confirm it, open this link within {settings.CONFIRM_LINK_HOURS} hours:\n\n"
-            f"{_link(settings, '/account/confirm-email/', token)}\n\n"
+            f"{urls.email_change_confirm_html(_site(settings), token)}\n\n"
             "If it was not you, ignore this message: nothing changes until the link is opened.\n"))
     mail.enqueue(conn, user["email"], f"A change of address was asked for at {name}", (
         f"Someone signed in to your account at {name} asked to change its address to {new_email}. It changes once "

@@ -10,6 +10,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from wtforms import DateField, EmailField, TextAreaField
 from wtforms.validators import Optional
 
+from repository import urls
 from repository.errors import ApiError, ValidationError
 from repository.pages.base import confirm_page, render_page, require_user
 from repository.records import access_requests, read
@@ -97,7 +98,7 @@ def _decided(recid: int, request_id: int, action: str) -> BaseResponse:
     s = services()
     if form.until.raw_data and form.until.raw_data[0] and form.until.data is None:
         flash("The date is not valid: use YYYY-MM-DD. Nothing was changed.", "error")
-        return redirect(OWNER_PAGE, 303)
+        return redirect(urls.access_requests_html(""), 303)
     until = form.until.data.isoformat() if form.until.data else None
     try:
         with s.db.write() as conn:
@@ -109,10 +110,10 @@ def _decided(recid: int, request_id: int, action: str) -> BaseResponse:
     except ValidationError as exc:
         details = " ".join(f"{e['field']}: {e['message']}" for e in exc.errors)
         flash(f"Nothing was changed. {details}", "error")
-        return redirect(OWNER_PAGE, 303)
+        return redirect(urls.access_requests_html(""), 303)
     done = {"accept": "accepted", "reject": "rejected", "revoke": "revoked"}[action]
     flash(f"Request {request_id} {done}: the requester has been told by e-mail.", "success")
-    return redirect(OWNER_PAGE, 303)
+    return redirect(urls.access_requests_html(""), 303)
 
 
 @bp.post(OWNER_PAGE + "<int:recid>/<int:request_id>/accept")

@@ -373,7 +373,7 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
         "license": license_info((m.get("license") or {}).get("id"), licenses),
         "language": language_name(m.get("language")) or m.get("language"),
         "access": _access(record), "stats_html": Markup(STATS_MARK),
-        "archive_url": f"{record['links']['self']}/files-archive",
+        "archive_url": urls.record_archive(services().settings.BASE_URL, record["id"]),
         "versions_url": urls.record_search_html("", {"q": f"conceptrecid:{record['conceptrecid']}",
                                                      "all_versions": "true", "sort": "-version"}),
         "preview_query": lambda key: "?" + urlencode({"preview": key, **({"style": style} if style != DEFAULT_STYLE

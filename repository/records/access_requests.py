@@ -30,7 +30,6 @@ from repository.timeutil import isoformat, utcnow
 PURPOSE = "access-request"
 JUSTIFICATION_MAX, MESSAGE_MAX = tables.JUSTIFICATION_MAX, tables.MESSAGE_MAX  # what the forms say
 STATUSES = ("pending_confirmation", "pending", "accepted", "rejected", "revoked")
-OWNER_PAGE = "/account/requests/"
 
 
 def _record(conn: Connection, recid: int, for_update: bool = False) -> dict:
@@ -165,7 +164,7 @@ def _tell_owner(conn: Connection, settings: Settings, record: dict, row: dict) -
                  f"{row['requester_email']} asks for access to the files of your restricted record\n"
                  f"\"{_title(record)}\" ({urls.record_html(settings.BASE_URL, record['id'])}).\n\n"
                  f"Their justification:\n\n{row['justification']}\n\n"
-                 f"Accept (optionally until a date) or reject it here:\n\n{settings.BASE_URL}{OWNER_PAGE}\n",
+                 f"Accept (optionally until a date) or reject it here:\n\n{urls.access_requests_html(settings.BASE_URL)}\n",
                  reply_to=row["requester_email"])
 
 
