@@ -317,6 +317,11 @@ def sign_up_html(base: str) -> str:
     return f"{base}/signup/"
 
 
+def oidc_callback(base: str) -> str:
+    """Where the OpenID Connect provider sends the browser back (the redirect URI registered there)."""
+    return f"{base}/login/oidc/callback"
+
+
 def settings_html(base: str) -> str:
     """The signed-in user's account settings."""
     return f"{base}/account/settings/"

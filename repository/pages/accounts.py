@@ -18,6 +18,7 @@ from werkzeug.wrappers import Response
 from wtforms import Form, HiddenField, PasswordField, StringField
 from wtforms.validators import EqualTo, InputRequired, Length
 
+from repository import urls
 from repository.accounts import signup, users
 from repository.accounts.links import LinkExpired, LinkInvalid
 from repository.errors import Forbidden, ValidationError
@@ -27,7 +28,7 @@ from repository.web.request import services
 from repository.web.session import current_user, safe_next, sign_in, sign_out
 
 bp = Blueprint("accounts", __name__)
-SETTINGS = "/account/settings/"
+SETTINGS = urls.settings_html("")
 FORM_BYTES = 64 * 1024  # the largest body an account form takes: 413 beyond, before anything reads it
 CHECK_MAIL = ("If the address can be used, a message is on its way to it: open the link it holds. It may take a "
               "minute; look in the spam folder too.")

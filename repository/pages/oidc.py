@@ -26,6 +26,7 @@ from werkzeug.wrappers import Response
 from wtforms import EmailField
 from wtforms.validators import InputRequired, Length
 
+from repository import urls
 from repository.accounts import mail, oidc
 from repository.accounts.links import LinkInvalid, make_link_token, read_link_token
 from repository.accounts.signup import MAX_EMAIL
@@ -238,7 +239,7 @@ def _provider_name() -> str:
 
 def _callback_url() -> str:
     """The redirect URI registered at the provider: BASE_URL + /login/oidc/callback."""
-    return services().settings.BASE_URL.rstrip("/") + CALLBACK
+    return urls.oidc_callback(services().settings.BASE_URL.rstrip("/"))
 
 
 def _provider_claims(client: Any, issuer: str, token: dict, claims: dict) -> oidc.ProviderClaims:
