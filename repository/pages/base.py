@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, NoReturn
-from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, redirect, render_template, request
 from flask_wtf.csrf import generate_csrf
@@ -22,7 +21,6 @@ from repository.web.request import services
 from repository.web.session import current_user, safe_next
 
 bp = Blueprint("pages", __name__, template_folder="../templates")
-SIGN_IN = "/login/"
 GUEST_BODY_BYTES = 64 * 1024  # more than any form a guest may send (sign-in, sign-up, reset, an access request)
 
 
@@ -74,7 +72,7 @@ def require_user() -> dict:
 
 def go_to_sign_in() -> NoReturn:
     target = request.full_path if request.query_string else request.path
-    abort(redirect(SIGN_IN + "?" + urlencode({"next": safe_next(target)})))
+    abort(redirect(urls.sign_in_html("", safe_next(target))))
 
 
 @bp.record_once

@@ -11,13 +11,13 @@ import ssl
 import uuid
 from collections.abc import Callable
 from typing import Any, NoReturn
-from urllib.parse import urlencode
 
 import orjson
 from flask import Flask, Request, Response, abort, current_app, flash, g, redirect, request
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
+from repository import urls
 from repository.accounts.tokens import SCOPES, Identity, authenticate, note_use
 from repository.errors import (
     ApiError,
@@ -188,7 +188,7 @@ def _sign_in_again() -> NoReturn:
     """A form sent after its sign-in ended (see session_ended) cannot carry a valid token any more: the person is sent
     to sign in, coming back to the form's page, rather than shown an error. (A forged form gains nothing by this.)"""
     flash("Your session has ended: sign in again, then send the form again.", "error")
-    abort(redirect("/login/?" + urlencode({"next": safe_next(request.path)}), 303))
+    abort(redirect(urls.sign_in_html("", safe_next(request.path)), 303))
 
 
 class UploadRequest(Request):

@@ -50,7 +50,7 @@ def test_the_owner_is_mailed_once_of_a_new_request_and_can_act_on_it(app, client
     assert path(record) == f"/records/{dep['id']}"
     assert client.get(path(record)).status_code == 200
     assert path(curate) == "/communities/ecology/curate"  # the owner's page (a guest is asked to sign in)
-    assert client.get(path(curate)).headers["Location"].startswith("/login/?next=%2Fcommunities%2Fecology%2Fcurate")
+    assert client.get(path(curate)).headers["Location"].startswith("/login/?next=/communities/ecology/curate")
     pending = client.get(path(listing), headers=curator).json
     assert [r["record_id"] for r in pending] == [dep["id"]]
     accept = [link for link in links(message) if link.endswith("/accept")]

@@ -229,7 +229,7 @@ def test_foreign_next_goes_to_the_settings_page(ada, target):
 def test_next_on_this_site_is_followed(ada):
     page = ada.get("/account/settings/applications/")
     if page.status_code == 302:  # the applications area sends to sign-in with its own next=
-        assert page.headers["Location"] == "/login/?next=%2Faccount%2Fsettings%2Fapplications%2F"
+        assert page.headers["Location"] == "/login/?next=/account/settings/applications/"
     form = ada.get("/login/?next=%2Faccount%2Fsettings%2Fapplications%2F").get_data(as_text=True)
     assert 'value="/account/settings/applications/"' in form
     answer = sign_in(ada, ADA, PASSWORD, next_url="/account/settings/applications/")

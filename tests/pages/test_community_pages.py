@@ -164,4 +164,4 @@ def test_forged_forms_strangers_and_ended_sessions_get_pages(app, client, curato
     with app.extensions["repository"].db.write() as conn:
         users.end_sessions(conn, 1)  # the curator's sessions end (signed out everywhere, or expired)
     ended = curator.get("/communities/ocean/edit")
-    assert ended.status_code == 302 and ended.headers["Location"] == "/login/?next=%2Fcommunities%2Focean%2Fedit"
+    assert ended.status_code == 302 and ended.headers["Location"] == "/login/?next=/communities/ocean/edit"
