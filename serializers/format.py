@@ -33,6 +33,9 @@ class Serializer:
     # Which records it can describe (Croissant: datasets; CodeMeta: software): the others' export menus and
     # Signposting leave it out, and rendering one of them raises NotDescribable (406).
     applies: Applies = any_record
+    # Whether it shows file details the record JSON lacks (SHA-256s, the columns of described CSV files): the view
+    # adds them to the record's file entries before rendering (repository/records/file_details.py).
+    file_details: bool = False
     media_types: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:

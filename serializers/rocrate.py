@@ -36,18 +36,18 @@ def _one_or_many(values: list[Any]) -> Any:
 def _people(md: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """(references from the root, the Person and Organization entities) of the creators. A creator without an
     ORCID gets a local `#` identifier: RO-Crate wants every entity flat in the graph, referenced by `@id`."""
-    refs, entities, organizations = [], [], {}
+    refs: list[dict[str, str]] = []
+    entities: list[dict[str, Any]] = []
+    organizations: dict[str, str] = {}
     for index, person in enumerate(md.get("creators", [])):
         person_id = f"https://orcid.org/{person['orcid']}" if person.get("orcid") else f"#creator-{index + 1}"
         entity: dict[str, Any] = {"@id": person_id, "@type": "Person", "name": person["name"]}
         if person.get("affiliation"):
             org_id = organizations.setdefault(person["affiliation"], f"#organization-{len(organizations) + 1}")
             entity["affiliation"] = {"@id": org_id}
-        if any(e["@id"] == person_id for e in entities):  # the same ORCID twice: one entity, referenced twice
-            refs.append({"@id": person_id})
-            continue
         refs.append({"@id": person_id})
-        entities.append(entity)
+        if all(e["@id"] != person_id for e in entities):  # the same ORCID twice: one entity, referenced twice
+            entities.append(entity)
     entities += [{"@id": org_id, "@type": "Organization", "name": name} for name, org_id in organizations.items()]
     return refs, entities
 
