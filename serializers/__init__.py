@@ -13,7 +13,9 @@ by the records module, plus a RenderContext; no Flask, no database in here.
                 "latest_html", ...}                                  # absolute URLs
       "files": [{"id": uuid, "bucket", "checksum": "md5:<hex>", "key", "size", "type",
                  "links": {"self"}}],                                # only when the caller may see files;
-                                                                     # "id" is dropped from v1 output
+                                                                     # "id" is dropped from v1 output;
+                 # for formats with `file_details` (RO-Crate, Croissant) the view adds "sha256" (hex, where kept)
+                 # and, to a CSV file a tabular descriptor describes, "fields": [{"name", "type"}]
       "metadata": {
         "title", "publication_date": "YYYY-MM-DD", "description" (HTML),
         "resource_type": {"type", "subtype"?, "title"},
