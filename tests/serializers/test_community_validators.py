@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 import yaml
 from generated_records import generated
-from reference_records import all_records
-from validators import (
+from helpers.format_validators import (
+    cff_errors,
     codemeta_predicates,
     codemeta_undefined_terms,
-    cff_errors,
     croissant_warnings,
     rocrate_issues,
 )
+from reference_records import all_records
 
 from serializers import REGISTRY, cff, codemeta, croissant, rocrate
 from serializers.errors import NotDescribable

@@ -25,7 +25,7 @@ import jsonschema
 import requests
 import yaml
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"  # tests/data
 CONTEXTS = {"https://w3id.org/ro/crate/1.1/context": DATA / "ro-crate-1.1-context.jsonld"}
 
 
