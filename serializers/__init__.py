@@ -94,14 +94,15 @@ _ALL = (
     Serializer("csl", "application/vnd.citationstyles.csl+json", csl.render, csl.render_page),
     Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page, profile=jsonld.PROFILE),
     Serializer("citation", "text/x-bibliography", csl.render_citation, csl.render_citation_page),
-    # Formats of one record each, with no page form: a search asking for one answers with the v1 envelope.
-    Serializer("rocrate", rocrate.MEDIA_TYPE, rocrate.render, profile=rocrate.PROFILE, file_details=True),
-    Serializer("croissant", croissant.MEDIA_TYPE, croissant.render, profile=croissant.PROFILE,
+    # Formats for some kinds of record (`applies`): a search page holds the documents of those among its records.
+    Serializer("rocrate", rocrate.MEDIA_TYPE, rocrate.render, rocrate.render_page, profile=rocrate.PROFILE,
+               file_details=True),
+    Serializer("croissant", croissant.MEDIA_TYPE, croissant.render, croissant.render_page, profile=croissant.PROFILE,
                applies=croissant.is_dataset, file_details=True),
-    Serializer("codemeta", codemeta.MEDIA_TYPE, codemeta.render, profile=codemeta.PROFILE,
+    Serializer("codemeta", codemeta.MEDIA_TYPE, codemeta.render, codemeta.render_page, profile=codemeta.PROFILE,
                applies=codemeta.is_software),
-    Serializer("cff", cff.MEDIA_TYPE, cff.render, aliases=("application/x-cff",), profile=cff.PROFILE,
-               applies=cff.is_citable),
+    Serializer("cff", cff.MEDIA_TYPE, cff.render, cff.render_page, aliases=("application/x-cff",),
+               profile=cff.PROFILE, applies=cff.is_citable),
     # FAIR Signposting level 2: the record's links (landing page, files, formats), not a description of it.
     Serializer("linkset", linkset.LINKSET_JSON, *linkset.renderers(linkset.render_json, metadata_formats),
                describes=False),

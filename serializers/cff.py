@@ -108,3 +108,11 @@ def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
     """One record as `CITATION.cff` (YAML 1.2, UTF-8; every string a YAML reader would take for another type is
     quoted, so a date or a version such as 2023.11 stays a string)."""
     return yaml.safe_dump(citation(record, ctx), allow_unicode=True, sort_keys=False, width=120).encode()
+
+
+def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as a YAML stream: one CFF document for each software or dataset record (each starting with
+    `---`), the other records left out."""
+    documents = [citation(record, ctx) for record in records if is_citable(record)]
+    return yaml.safe_dump_all(documents, allow_unicode=True, sort_keys=False, width=120,
+                              explicit_start=True).encode() if documents else b""

@@ -98,3 +98,8 @@ def codemeta(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
 def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
     """One software record as CodeMeta JSON-LD."""
     return orjson.dumps(codemeta(record, ctx))
+
+
+def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as a JSON array of the CodeMeta documents of its software (the other records left out)."""
+    return orjson.dumps([codemeta(record, ctx) for record in records if is_software(record)])

@@ -125,3 +125,8 @@ def croissant(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
 def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
     """One dataset record as Croissant JSON-LD."""
     return orjson.dumps(croissant(record, ctx))
+
+
+def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as a JSON array of the Croissant documents of its datasets (the other records left out)."""
+    return orjson.dumps([croissant(record, ctx) for record in records if is_dataset(record)])

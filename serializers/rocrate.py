@@ -121,6 +121,11 @@ def render(record: dict[str, Any], ctx: RenderContext) -> bytes:
     return orjson.dumps(crate(record, ctx))
 
 
+def render_page(records: list[dict[str, Any]], ctx: RenderContext) -> bytes:
+    """A search page as a JSON array of detached crates, one a record."""
+    return orjson.dumps([crate(record, ctx) for record in records])
+
+
 def render_packaged(record: dict[str, Any], ctx: RenderContext) -> bytes:
     """The `ro-crate-metadata.json` of the record's RO-Crate archive (indented: people read it in the zip)."""
     return orjson.dumps(crate(record, ctx, packaged=True), option=orjson.OPT_INDENT_2)

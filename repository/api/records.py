@@ -41,8 +41,8 @@ SEARCH_PARAMS = [
         ("file_type", "file extension"), ("keywords", "keyword"), ("publication_date", "range yyyy--yyyy"),
         ("bounds", "minLon,minLat,maxLon,maxLat"), ("custom", "[field]:value"), ("facets", "aggregations to add"),
         ("cursor", "opaque position from links.next, to read past the 10,000-result window"),
-        ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json; one record only: "
-                   "rocrate, croissant, codemeta, cff)"),
+        ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json, rocrate, "
+                   "croissant, codemeta, cff...)"),
     )
 ]  # fmt: skip
 

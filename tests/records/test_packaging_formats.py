@@ -130,7 +130,13 @@ def test_codemeta_and_cff_of_a_software_record(client, auth):
     assert yaml.safe_load(cff.data)["doi"] == record["doi"]
 
 
-def test_a_search_in_a_single_record_format_answers_the_envelope(client, auth):
-    _record(client, auth, {"a.txt": b"1"}, upload_type="dataset")
-    answer = client.get("/api/records/?format=croissant")
-    assert answer.status_code == 200 and "hits" in answer.json
+def test_a_search_page_holds_the_documents_of_the_records_a_format_describes(client, auth):
+    dataset = _record(client, auth, {"a.txt": b"1"}, upload_type="dataset")
+    software = _record(client, auth, {"b.zip": b"2"}, upload_type="software")
+    croissants = client.get("/api/records/?format=croissant")
+    assert croissants.status_code == 200
+    assert [d["url"] for d in croissants.json] == [dataset["links"]["html"]]
+    stream = client.get("/api/records/", headers={"Accept": "application/x-cff+yaml"})
+    assert stream.status_code == 200
+    assert sorted(d["type"] for d in yaml.safe_load_all(stream.data)) == ["dataset", "software"]
+    assert {d["url"] for d in client.get("/api/records/?format=codemeta").json} == {software["links"]["html"]}
