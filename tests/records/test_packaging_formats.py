@@ -140,3 +140,14 @@ def test_a_search_page_holds_the_documents_of_the_records_a_format_describes(cli
     assert stream.status_code == 200
     assert sorted(d["type"] for d in yaml.safe_load_all(stream.data)) == ["dataset", "software"]
     assert {d["url"] for d in client.get("/api/records/?format=codemeta").json} == {software["links"]["html"]}
+
+
+@pytest.mark.parametrize("descriptor", [b"{not json", b'{"resources": "none"}', json.dumps(
+    {"resources": [{"path": "readings.csv", "schema": {"fields": [{"name": 7}, "x", {"name": "a b/c", "type": 3}]}}]}
+).encode()])
+def test_a_broken_descriptor_leaves_the_table_undescribed(client, auth, descriptor):
+    record = _record(client, auth, {"readings.csv": TABLE, "datapackage.json": descriptor}, upload_type="dataset")
+    answer = client.get(f"/api/records/{record['id']}?format=croissant")
+    assert answer.status_code == 200
+    assert "recordSet" not in answer.json and croissant_warnings(answer.json) <= {
+        w for w in croissant_warnings(answer.json) if "version" in w}
