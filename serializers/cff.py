@@ -85,7 +85,7 @@ def citation(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
         if _DOI.match(concept) and concept != doi:
             identifiers.append({"type": "doi", "value": concept, "description": "Every version (concept DOI)"})
         out["identifiers"] = identifiers
-    keywords = [k for k in md.get("keywords", []) if k.strip()]
+    keywords = [k for k in md.get("keywords", []) if k.strip()]  # a list of its own
     if keywords:
         out["keywords"] = keywords
     license_id = spdx_id((md.get("license") or {}).get("id"))

@@ -72,7 +72,7 @@ def codemeta(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
         "datePublished": md.get("publication_date", ""),
         "author": [_person(c) for c in md.get("creators", [])],
         "contributor": [_person(c) for c in md.get("contributors", [])],
-        "keywords": md.get("keywords", []),
+        "keywords": list(md.get("keywords", [])),
         "version": md.get("version", ""),
         "license": lic.get("url") or "",
         "publisher": {"@type": "Organization", "name": ctx.publisher, "url": ctx.base_url + "/"},

@@ -12,6 +12,7 @@ context"), written out in full: a consumer need not fetch anything to read the t
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 from urllib.parse import quote
 
@@ -95,7 +96,7 @@ def croissant(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     lic = license_info((md.get("license") or {}).get("id"), ctx.licenses)
     files = record.get("files", [])
     out: dict[str, Any] = {
-        "@context": CONTEXT,
+        "@context": copy.deepcopy(CONTEXT),  # a document of its own: a consumer may change it (mlcroissant does)
         "@type": "sc:Dataset",
         "conformsTo": PROFILE,
         "name": md.get("title", ""),
@@ -113,7 +114,7 @@ def croissant(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
     if md.get("version"):
         out["version"] = md["version"]
     if md.get("keywords"):
-        out["keywords"] = md["keywords"]
+        out["keywords"] = list(md["keywords"])
     if files:
         out["distribution"] = [_file_object(item) for item in files]
     record_sets = [_record_set(item) for item in files if item.get("fields")]

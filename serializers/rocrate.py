@@ -30,7 +30,7 @@ CHECKSUM_TERMS = {"sha256": "http://schema.org/sha256", "md5": "http://mlcommons
 
 def _one_or_many(values: list[Any]) -> Any:
     """One value bare, several as an array (the compact form RO-Crate asks for)."""
-    return values[0] if len(values) == 1 else values
+    return values[0] if len(values) == 1 else list(values)  # a list of its own, not the record's
 
 
 def _people(md: dict[str, Any]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
@@ -112,7 +112,7 @@ def crate(record: dict[str, Any], ctx: RenderContext, *, packaged: bool = False)
                        "url": ctx.base_url + "/"})
     descriptor = {"@id": METADATA_NAME, "@type": "CreativeWork", "conformsTo": {"@id": PROFILE},
                   "about": {"@id": "./"}}
-    return {"@context": [CONTEXT, CHECKSUM_TERMS],
+    return {"@context": [CONTEXT, dict(CHECKSUM_TERMS)],
             "@graph": [descriptor, root, *[_file(item, packaged) for item in files], *contextual]}
 
 

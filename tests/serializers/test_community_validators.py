@@ -175,3 +175,14 @@ def test_cff_keeps_strings_strings(records, ctx):
 def test_cff_refuses_what_is_neither_software_nor_a_dataset(records, ctx, name):
     with pytest.raises(NotDescribable):
         REGISTRY["cff"].render(records[name], ctx)
+
+
+def test_a_document_shares_nothing_with_the_record_or_the_next_document(records, ctx):
+    """mlcroissant changes the document it loads: that must change neither the record nor later documents."""
+    import copy
+
+    record = records["dataset"]
+    kept = copy.deepcopy(record)
+    first = croissant.render(record, ctx)
+    croissant_warnings(croissant.croissant(record, ctx))
+    assert record == kept and croissant.render(record, ctx) == first
