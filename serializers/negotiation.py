@@ -23,8 +23,9 @@ def parse_accept(header: str) -> list[tuple[str, float]]:
         quality = 1.0
         for param in pieces[1:]:
             name, _, value = param.partition("=")
-            if name.strip().lower() == "profile" and value.strip().strip('"') and "*" not in media:
-                media = f'{media}; profile="{value.strip().strip(chr(34)).lower()}"'
+            profile = value.strip().strip('"').lower()
+            if name.strip().lower() == "profile" and profile and "*" not in media:
+                media = f'{media}; profile="{profile}"'
             elif name.strip().lower() == "q":
                 try:
                     quality = min(max(float(value), 0.0), 1.0)
