@@ -128,9 +128,11 @@ def library_errors() -> dict[type[Exception], Callable[[Any], ApiError]]:
     repository. Imported when called: the serializers take seconds to import, which this module, imported by
     every script, should not.
     """
-    from serializers.errors import NoRepresentation, UnusableParameter
+    from serializers.errors import NoRepresentation, NotDescribable, UnusableParameter
 
     def answer(api_error: type[ApiError]) -> Callable[[Any], ApiError]:
         return lambda exc: api_error(exc.message, [field_error(exc.field, exc.detail)])
 
-    return {NoRepresentation: answer(NotAcceptable), UnusableParameter: answer(BadRequest)}
+    # A format made for other kinds of record (Croissant for a software record): a 406 as for a format not offered.
+    return {NoRepresentation: answer(NotAcceptable), NotDescribable: answer(NotAcceptable),
+            UnusableParameter: answer(BadRequest)}

@@ -13,7 +13,9 @@ by the records module, plus a RenderContext; no Flask, no database in here.
                 "latest_html", ...}                                  # absolute URLs
       "files": [{"id": uuid, "bucket", "checksum": "md5:<hex>", "key", "size", "type",
                  "links": {"self"}}],                                # only when the caller may see files;
-                                                                     # "id" is dropped from v1 output
+                                                                     # "id" is dropped from v1 output;
+                 # for formats with `file_details` (RO-Crate, Croissant) the view adds "sha256" (hex, where kept)
+                 # and, to a CSV file a tabular descriptor describes, "fields": [{"name", "type"}]
       "metadata": {
         "title", "publication_date": "YYYY-MM-DD", "description" (HTML),
         "resource_type": {"type", "subtype"?, "title"},
@@ -43,7 +45,24 @@ output, so output is always well-formed whatever the record holds.
 
 from __future__ import annotations
 
-from . import bibtex, csl, datacite, datacite3, dublincore, jsonformats, jsonld, linkset, marc, oai
+from typing import Any
+
+from . import (
+    bibtex,
+    cff,
+    codemeta,
+    croissant,
+    csl,
+    datacite,
+    datacite3,
+    dublincore,
+    jsonformats,
+    jsonld,
+    linkset,
+    marc,
+    oai,
+    rocrate,
+)
 from .context import RenderContext
 from .format import Render as Render
 from .format import RenderPage as RenderPage
@@ -52,10 +71,11 @@ from .negotiation import negotiate, parse_accept
 from .oai import OaiFormat, wrapped
 
 
-def metadata_formats() -> list[tuple[str, str, str]]:
-    """(short name, media type, profile) of each format that describes a record: every one but the linksets. FAIR
-    Signposting links each as `describedby`."""
-    return [(s.name, s.mimetype, s.profile) for s in _ALL if s.describes]
+def metadata_formats(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(short name, media type, profile) of each format that describes `record`: every one but the linksets, and
+    but those made for other kinds of record (Croissant for datasets...). FAIR Signposting links each as
+    `describedby`; the media type is without parameters, as the link's `profile` names the profile."""
+    return [(s.name, s.base_type, s.profile) for s in _ALL if s.describes and s.applies(record)]
 
 
 _ALL = (
@@ -74,6 +94,15 @@ _ALL = (
     Serializer("csl", "application/vnd.citationstyles.csl+json", csl.render, csl.render_page),
     Serializer("jsonld", "application/ld+json", jsonld.render, jsonld.render_page, profile=jsonld.PROFILE),
     Serializer("citation", "text/x-bibliography", csl.render_citation, csl.render_citation_page),
+    # Formats for some kinds of record (`applies`): a search page holds the documents of those among its records.
+    Serializer("rocrate", rocrate.MEDIA_TYPE, rocrate.render, rocrate.render_page, profile=rocrate.PROFILE,
+               file_details=True),
+    Serializer("croissant", croissant.MEDIA_TYPE, croissant.render, croissant.render_page, profile=croissant.PROFILE,
+               applies=croissant.is_dataset, file_details=True),
+    Serializer("codemeta", codemeta.MEDIA_TYPE, codemeta.render, codemeta.render_page, profile=codemeta.PROFILE,
+               applies=codemeta.is_software),
+    Serializer("cff", cff.MEDIA_TYPE, cff.render, cff.render_page, aliases=("application/x-cff",),
+               profile=cff.PROFILE, applies=cff.is_citable),
     # FAIR Signposting level 2: the record's links (landing page, files, formats), not a description of it.
     Serializer("linkset", linkset.LINKSET_JSON, *linkset.renderers(linkset.render_json, metadata_formats),
                describes=False),

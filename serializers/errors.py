@@ -24,3 +24,7 @@ class NoRepresentation(SerializerError):
 
 class UnusableParameter(SerializerError):
     """A rendering parameter (citation style or locale) names nothing the serializers can render."""
+
+
+class NotDescribable(SerializerError):
+    """The chosen format describes other kinds of records only (Croissant datasets, CodeMeta software)."""

@@ -11,6 +11,12 @@ from .context import RenderContext
 
 Render = Callable[[dict[str, Any], RenderContext], bytes]
 RenderPage = Callable[[list[dict[str, Any]], RenderContext], bytes]
+Applies = Callable[[dict[str, Any]], bool]
+
+
+def any_record(record: dict[str, Any]) -> bool:
+    """Every record can be rendered in most formats."""
+    return True
 
 
 @dataclass(frozen=True)
@@ -24,7 +30,19 @@ class Serializer:
     aliases: tuple[str, ...] = ()
     describes: bool = True  # a description of the record (signposted as `describedby`); False for the linksets
     profile: str = ""  # the schema it follows (its namespace), Signposting's `profile` of its `describedby` link
+    # Which records it can describe (Croissant: datasets; CodeMeta: software): the others' export menus and
+    # Signposting leave it out, and rendering one of them raises NotDescribable (406).
+    applies: Applies = any_record
+    # Whether it shows file details the record JSON lacks (SHA-256s, the columns of described CSV files): the view
+    # adds them to the record's file entries before rendering (repository/records/file_details.py).
+    file_details: bool = False
     media_types: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "media_types", tuple(m.lower() for m in (self.mimetype, *self.aliases)))
+
+    @property
+    def base_type(self) -> str:
+        """The media type without its parameters (`application/ld+json` of a profiled JSON-LD format): the `type`
+        of a link, whose `profile` attribute names the profile apart."""
+        return self.mimetype.partition(";")[0].strip()

@@ -89,6 +89,8 @@ def author_urls(record: dict[str, Any]) -> list[str]:
 
 # (short name, media type, profile) of each format of the registry that describes a record
 Formats = Sequence[tuple[str, str, str]]
+# The formats that describe a given record (some formats describe some kinds of record only)
+FormatsOf = Callable[[dict[str, Any]], Formats]
 
 
 def landing_links(record: dict[str, Any], ctx: RenderContext, formats: Formats) -> list[Link]:
@@ -112,23 +114,24 @@ def landing_links(record: dict[str, Any], ctx: RenderContext, formats: Formats) 
     return links
 
 
-def linkset(record: dict[str, Any], ctx: RenderContext, formats: Formats) -> list[tuple[str, list[Link]]]:
+def linkset(record: dict[str, Any], ctx: RenderContext, formats_of: FormatsOf) -> list[tuple[str, list[Link]]]:
     """The level-2 linkset: (anchor, links) for the landing page, then each file (`collection`: its landing
     page), then each metadata format (`describes`: the landing page)."""
     landing = landing_page(record, ctx)
     back = [Link(landing, "collection", HTML)]
+    formats = formats_of(record)
     contexts = [(landing, landing_links(record, ctx, formats))]
     contexts += [(item["links"]["self"], back) for item in record.get("files", [])]
     contexts += [(format_url(record, ctx, name), [Link(landing, "describes", HTML)]) for name, _, _ in formats]
     return contexts
 
 
-def render_json(records: list[dict[str, Any]], ctx: RenderContext, formats: Formats) -> bytes:
+def render_json(records: list[dict[str, Any]], ctx: RenderContext, formats_of: FormatsOf) -> bytes:
     """The linkset of `records` (one, or a search page's) as `application/linkset+json` (RFC 9264 §4.2): one object
     per anchor, relation types as keys."""
     objects = []
     for record in records:
-        for anchor, links in linkset(record, ctx, formats):
+        for anchor, links in linkset(record, ctx, formats_of):
             obj: dict[str, Any] = {"anchor": anchor}
             for link in links:
                 target = {"href": link.href} | link.attributes()
@@ -137,19 +140,19 @@ def render_json(records: list[dict[str, Any]], ctx: RenderContext, formats: Form
     return orjson.dumps({"linkset": objects})
 
 
-def render_text(records: list[dict[str, Any]], ctx: RenderContext, formats: Formats) -> bytes:
+def render_text(records: list[dict[str, Any]], ctx: RenderContext, formats_of: FormatsOf) -> bytes:
     """The linkset of `records` as `application/linkset` (RFC 9264 §4.1): Link header syntax, every link with its
     anchor, one link per line."""
-    lines = [link.header(anchor) for record in records for anchor, links in linkset(record, ctx, formats)
+    lines = [link.header(anchor) for record in records for anchor, links in linkset(record, ctx, formats_of)
              for link in links]
     return (",\n".join(lines) + "\n").encode() if lines else b""
 
 
-Render = Callable[[list[dict[str, Any]], RenderContext, Formats], bytes]
+Render = Callable[[list[dict[str, Any]], RenderContext, FormatsOf], bytes]
 
 
-def renderers(render: Render, formats: Callable[[], Formats]) -> tuple[
+def renderers(render: Render, formats: FormatsOf) -> tuple[
         Callable[[dict[str, Any], RenderContext], bytes], Callable[[list[dict[str, Any]], RenderContext], bytes]]:
     """`render` as the registry's two renderers (one record, a page). The registry lists the formats and is made of
-    these renderers, so it hands over a function that reads them when a linkset is rendered."""
-    return (lambda record, ctx: render([record], ctx, formats())), (lambda page, ctx: render(page, ctx, formats()))
+    these renderers, so it hands over a function that reads them, for a record, when a linkset is rendered."""
+    return (lambda record, ctx: render([record], ctx, formats)), (lambda page, ctx: render(page, ctx, formats))

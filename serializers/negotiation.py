@@ -9,7 +9,9 @@ from .format import Serializer
 
 
 def parse_accept(header: str) -> list[tuple[str, float]]:
-    """(media range, q) pairs of an Accept header, best first; q=0 ranges dropped, bad q read as 1."""
+    """(media range, q) pairs of an Accept header, best first; q=0 ranges dropped, bad q read as 1. A `profile`
+    parameter stays on its range (`application/ld+json; profile="https://w3id.org/ro/crate/1.1"`): JSON-LD
+    formats differ by their profile only."""
     ranges = []
     for position, part in enumerate(header.split(",")):
         pieces = [p.strip() for p in part.split(";")]
@@ -21,7 +23,10 @@ def parse_accept(header: str) -> list[tuple[str, float]]:
         quality = 1.0
         for param in pieces[1:]:
             name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
+            profile = value.strip().strip('"').lower()
+            if name.strip().lower() == "profile" and profile and "*" not in media:
+                media = f'{media}; profile="{profile}"'
+            elif name.strip().lower() == "q":
                 try:
                     quality = min(max(float(value), 0.0), 1.0)
                 except ValueError:
@@ -74,9 +79,11 @@ def negotiate(
         # */* and a wildcard covering the default pick the default, as browsers and curl expect.
         if _matches(media_range, default.mimetype) and media_range.endswith("*"):
             return default
-        for serializer in available:
-            if any(_matches(media_range, media) for media in serializer.media_types):
-                return serializer
+        # A profile no format follows falls back to the bare type (a JSON-LD client naming schema.org's).
+        for wanted in dict.fromkeys((media_range, media_range.partition(";")[0])):
+            for serializer in available:
+                if any(_matches(wanted, media) for media in serializer.media_types):
+                    return serializer
     raise _not_acceptable(available, f'Accept "{accept_header}"')
 
 

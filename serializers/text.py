@@ -164,6 +164,15 @@ def license_info(license_id: str | None, known: Mapping[str, Mapping[str, str]])
     return {"id": license_id, "title": spdx.name, "url": f"https://spdx.org/licenses/{spdx.id}.html"}
 
 
+def spdx_id(license_id: str | None) -> str | None:
+    """The SPDX identifier of a license id (legacy ids through their aliases), None when SPDX has none: formats
+    whose license field takes SPDX ids only (CITATION.cff) leave such a license out."""
+    if not license_id:
+        return None
+    spdx = _SPDX_BY_LOWER.get(_LICENSE_ALIASES.get(license_id.lower(), license_id).lower())
+    return spdx.id if spdx is not None else None
+
+
 def doi_url(doi: str) -> str:
     """The resolver URL of a DOI."""
     return urls.doi(doi)

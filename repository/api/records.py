@@ -15,6 +15,7 @@ import serializers
 from repository import urls
 from repository.files.buckets import file_checksums
 from repository.records import read
+from repository.records.file_details import with_file_details
 from repository.records.render_context import render_context
 from repository.search.params import page_links, parse_search_args
 from repository.timeutil import http_date
@@ -40,7 +41,8 @@ SEARCH_PARAMS = [
         ("file_type", "file extension"), ("keywords", "keyword"), ("publication_date", "range yyyy--yyyy"),
         ("bounds", "minLon,minLat,maxLon,maxLat"), ("custom", "[field]:value"), ("facets", "aggregations to add"),
         ("cursor", "opaque position from links.next, to read past the 10,000-result window"),
-        ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json)"),
+        ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json, rocrate, "
+                   "croissant, codemeta, cff...)"),
     )
 ]  # fmt: skip
 
@@ -131,7 +133,14 @@ def _if_none_match() -> Callable[[str], bool]:
 
 
 @bp.get("/<int:recid>")
-@doc(responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"}})
+@doc(
+    parameters=[{"name": "format", "in": "query", "schema": {"type": "string"},
+                 "description": "a media type or short name: " + ", ".join(serializers.REGISTRY)}],
+    responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"},
+               "406": {"description": "No format asked for is offered, or the one asked for describes other kinds "
+                                      "of record (croissant: datasets; codemeta: software; cff: software and "
+                                      "datasets)"}},
+)
 def get_record(recid: int) -> Response:
     """One record (v1 JSON by default; any registry format through Accept or ?format=). 410 once deleted."""
     s = services()
@@ -141,7 +150,10 @@ def get_record(recid: int) -> Response:
     if found.record is None:
         return Response(status=304, headers={"ETag": found.etag})
     serializer = _serializer()
-    body = serializer.render(found.record, _context())
+    record = found.record
+    if serializer.file_details:
+        record = with_file_details(s.db, s.files, record)
+    body = serializer.render(record, _context())
     link = f'<{found.record["links"]["self"]}>; rel="self"'
     if serializer.describes:  # a metadata resource of FAIR Signposting (not a linkset)
         link += ", " + signposting.metadata_link_header(found.record, services().settings)

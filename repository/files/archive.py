@@ -60,13 +60,16 @@ class Archive:
 
 
 def record_archive(store: FileStore, row: dict, objs: list[ObjectRow], *, bag: dict[str, bytes] | None = None,
-                   source: str = "") -> Archive:
-    """The archive of record `row` (a records row) holding `objs`, its files the reader may read: a plain zip, or
-    with `bag` (metadata file name -> bytes) a BagIt bag naming `source` as its organization. ServiceUnavailable
-    (503) when a file is missing on disk, before any byte is sent."""
+                   source: str = "", beside: dict[str, bytes] | None = None) -> Archive:
+    """The archive of record `row` (a records row) holding `objs`, its files the reader may read: a plain zip (with
+    `beside`, name -> bytes, at its root before the files: an RO-Crate's metadata file), or with `bag` (metadata
+    file name -> bytes) a BagIt bag naming `source` as its organization. ServiceUnavailable (503) when a file is
+    missing on disk, before any byte is sent."""
     sizes = [_size_on_disk(store, obj) for obj in objs]
     stream = ZipStream(sized=True)  # stored entries only: the length is known
     if bag is None:
+        for name, content in (beside or {}).items():
+            stream.add(content, name)
         for obj, size in zip(objs, sizes, strict=True):
             stream.add(_read(store.path(obj["uri"])), obj["key"], size=size)
     else:

@@ -55,7 +55,8 @@ DEFAULT_STYLE = "apa"
 FORMAT_LABELS = {"v1": "JSON (service v1)", "json": "JSON", "marcxml": "MARCXML", "bibtex": "BibTeX",
                  "datacite": "DataCite XML", "datacite3": "DataCite XML 3", "dc": "Dublin Core", "csl": "CSL JSON",
                  "jsonld": "JSON-LD (schema.org)", "citation": "Citation (text)", "linkset": "Linkset (JSON)",
-                 "linkset-text": "Linkset (text)"}  # fmt: skip
+                 "linkset-text": "Linkset (text)", "rocrate": "RO-Crate", "croissant": "Croissant",
+                 "codemeta": "CodeMeta", "cff": "CITATION.cff"}  # fmt: skip
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}  # what every browser shows in an <img>
 VERSIONS_SHOWN = 10
 PREVIEW_ROWS = 50
@@ -367,13 +368,15 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
         "versions": versions, "version_count": version_count,
         "newer": newest if not relation.get("is_last", True) and newest else None,
         "citation": citation, "citation_error": citation_error, "style": style, "styles": styles,
-        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype) for name, ser in serializers.REGISTRY.items()],
+        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype) for name, ser in serializers.REGISTRY.items()
+                    if ser.applies(record)],
         "jsonld": _jsonld(record), "description": Markup(sanitize_html(m.get("description") or "")),
         "notes": Markup(sanitize_html(m.get("notes") or "")), "method": Markup(sanitize_html(m.get("method") or "")),
         "license": license_info((m.get("license") or {}).get("id"), licenses),
         "language": language_name(m.get("language")) or m.get("language"),
         "access": _access(record), "stats_html": Markup(STATS_MARK),
         "archive_url": urls.record_archive(services().settings.BASE_URL, record["id"]),
+        "crate_url": urls.record_archive(services().settings.BASE_URL, record["id"], "?format=rocrate"),
         "versions_url": urls.record_search_html("", {"q": f"conceptrecid:{record['conceptrecid']}",
                                                      "all_versions": "true", "sort": "-version"}),
         "preview_query": lambda key: "?" + urlencode({"preview": key, **({"style": style} if style != DEFAULT_STYLE

@@ -30,7 +30,7 @@ def record_link_header(record: dict[str, Any], settings: Settings) -> str:
     """The `Link` header value of the record's landing page: `cite-as`, `describedby` (each metadata format),
     `item` (each file in `record`, i.e. those its reader may read), `license`, `author`, `type` and `linkset`."""
     ctx = render_context(settings, services().db)
-    links = linkset.landing_links(record, ctx, metadata_formats()) + linkset.linkset_links(record, ctx)
+    links = linkset.landing_links(record, ctx, metadata_formats(record)) + linkset.linkset_links(record, ctx)
     for left_out in ("item", "author"):
         value = _header(links)
         if len(value) <= HEADER_BUDGET:

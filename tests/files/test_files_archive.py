@@ -147,7 +147,7 @@ def test_an_unknown_format_is_a_clear_error(client, auth):
     record = _record(client, auth, {"one.txt": b"1"})
     response = _archive(client, record["id"], query="?format=tar")
     assert response.status_code == 400
-    assert response.json["errors"] == [{"field": "format", "message": "Expected one of zip, bagit."}]
+    assert response.json["errors"] == [{"field": "format", "message": "Expected one of zip, bagit, rocrate."}]
 
 
 def test_a_file_missing_on_disk_is_a_503_before_any_byte(app, client, auth, settings):

@@ -50,21 +50,16 @@ def test_an_unexpected_failure_is_a_page_for_a_browser_and_an_empty_500_for_the_
 
 
 def test_the_wait_of_a_rate_limit_is_said_in_words(make_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from conftest import close_app
     from helpers.http import https_client
 
     from app import create_app
 
-    app = create_app(make_settings(RATELIMIT_GUEST="2/minute"))
-    try:
-        client = https_client(app)
-        answers = [client.get("/search", headers=BROWSER) for _ in range(3)]  # the third at the latest is refused
-        page = answers[-1]
-        assert page.status_code == 429 and page.mimetype == "text/html"
-        wait = page.headers["Retry-After"]
-        assert f"Please wait {wait} second" in page.get_data(as_text=True)
-    finally:
-        close_app(app)
+    client = https_client(create_app(make_settings(RATELIMIT_GUEST="2/minute")))  # closed with the test's database
+    answers = [client.get("/search", headers=BROWSER) for _ in range(3)]  # the third at the latest is refused
+    page = answers[-1]
+    assert page.status_code == 429 and page.mimetype == "text/html"
+    wait = page.headers["Retry-After"]
+    assert f"Please wait {wait} second" in page.get_data(as_text=True)
 
 
 def test_the_reference_services_addresses_lead_to_the_records(client, auth) -> None:  # type: ignore[no-untyped-def]
@@ -93,17 +88,13 @@ def test_a_restricted_file_is_not_handed_out_by_the_reference_address(client, au
 
 
 def test_a_database_that_is_down_is_a_page_for_a_browser(make_settings) -> None:  # type: ignore[no-untyped-def]
-    from conftest import close_app
     from helpers.http import https_client
 
     from app import create_app
 
-    app = create_app(make_settings(DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:9/none", AUTO_MIGRATE="false"))
-    try:
-        client = https_client(app)
-        page = client.get("/records/1", headers=BROWSER)
-        assert page.status_code == 503 and page.mimetype == "text/html"
-        assert "Not available right now" in page.get_data(as_text=True)
-        assert client.get("/records/1").json["status"] == 503  # a client: the error object
-    finally:
-        close_app(app)
+    settings = make_settings(DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:9/none", AUTO_MIGRATE="false")
+    client = https_client(create_app(settings))
+    page = client.get("/records/1", headers=BROWSER)
+    assert page.status_code == 503 and page.mimetype == "text/html"
+    assert "Not available right now" in page.get_data(as_text=True)
+    assert client.get("/records/1").json["status"] == 503  # a client: the error object

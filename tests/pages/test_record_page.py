@@ -66,10 +66,12 @@ def test_the_page_shows_the_whole_record(client, auth):
     assert "data.csv" in html and "8 Bytes" in html
     assert "SHA-256" in html and re.search(r"<code>[0-9a-f]{64}</code>", html)
     assert f'/api/records/{dep["id"]}/files-archive' in html
-    # The citation (APA by default) and every format of the registry.
+    # The citation (APA by default) and every format of the registry that describes a dataset (not CodeMeta).
     assert "Doe, J., &amp; Roe, R. (" in html
     for name in serializers.REGISTRY:
-        assert f'href="https://localhost/api/records/{dep["id"]}?format={name}"' in html
+        shown = f'href="https://localhost/api/records/{dep["id"]}?format={name}"' in html
+        assert shown == (name != "codemeta"), name
+    assert f'/api/records/{dep["id"]}/files-archive?format=rocrate' in html
     assert "Views" in html and "Downloads" in html
 
 

@@ -33,13 +33,15 @@ def record(module_app, module_auth):
 @pytest.mark.parametrize("name", list(serializers.REGISTRY))
 def test_each_format_on_a_record(client, record, name):
     serializer = serializers.REGISTRY[name]
+    # A dataset: CodeMeta (software only) refuses it with a 406 (tests/records/test_packaging_formats.py).
+    status = 200 if serializer.applies(client.get(f"/api/records/{record['id']}").json) else 406
     for how in ({"headers": {"Accept": serializer.mimetype}}, {"query_string": {"format": name}}):
         response = client.get(f"/api/records/{record['id']}", **how)
-        assert response.status_code == 200, (how, response.data[:300])
+        assert response.status_code == status, (how, response.data[:300])
         if name in XML_SCHEMAS:
             validate(response.data, *XML_SCHEMAS[name])
     for alias in serializer.aliases:
-        assert client.get(f"/api/records/{record['id']}", headers={"Accept": alias}).status_code == 200, alias
+        assert client.get(f"/api/records/{record['id']}", headers={"Accept": alias}).status_code == status, alias
 
 
 @pytest.mark.parametrize(("how", "label"), [

@@ -259,8 +259,18 @@ def _dataset() -> dict:
         "communities": [{"id": "ocean"}],
         "method": "Buoys.",
         "version": "2023.11",
-    }, files=_files(1007, "b0c1d2e3-0000-4000-8000-000000001007",
-                    ("readings.csv", 987654321, "e2fc714c4727ee9395f324cd2e7f331f")))
+    }, files=_described(_files(1007, "b0c1d2e3-0000-4000-8000-000000001007",
+                               ("readings.csv", 987654321, "e2fc714c4727ee9395f324cd2e7f331f"))))
+
+
+def _described(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The file details a view adds for the formats that show them (serializers/__init__.py): the first file's
+    SHA-256 and, as a tabular descriptor describes it, its columns."""
+    columns = (("country", "string"), ("year", "integer"), ("value", "number"), ("indicator", "string"),
+               ("source", "string"), ("unit", "string"), ("notes", "string"))
+    files[0]["sha256"] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    files[0]["fields"] = [{"name": name, "type": kind} for name, kind in columns]
+    return files
 
 
 def _software() -> dict:

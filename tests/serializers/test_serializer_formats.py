@@ -52,7 +52,7 @@ def test_oai_registry_wrapper(records, ctx):
 
 
 def test_every_format_but_v1_has_a_page_form(records, ctx):
-    page = list(records.values())[:3]
+    page = [records[name] for name in ("article", "patent", "dataset", "software")]  # one each format describes
     for serializer in REGISTRY.values():
         if serializer.name == "v1":
             assert serializer.render_page is None

@@ -105,3 +105,17 @@ def test_parse_accept_orders_by_quality_then_specificity():
 
 def test_every_format_is_offered_on_search():
     assert {s.name for s in SEARCH_FORMATS} == set(REGISTRY)
+
+
+@pytest.mark.parametrize(("accept", "expected"), [
+    ('application/ld+json; profile="https://w3id.org/ro/crate/1.1"', "rocrate"),
+    ("application/ld+json;profile=http://mlcommons.org/croissant/1.0;q=0.9", "croissant"),
+    ('application/ld+json; profile="https://w3id.org/codemeta/3.0"', "codemeta"),
+    ('application/ld+json; profile="https://schema.org/"', "jsonld"),  # the schema.org JSON-LD's own profile
+    ('application/ld+json; profile="https://example.org/unknown"', "jsonld"),  # no format follows it: bare type
+    ("application/ld+json", "jsonld"),
+    ("application/x-cff+yaml", "cff"),
+    ("application/x-cff", "cff"),
+])
+def test_a_json_ld_profile_picks_its_format(accept, expected):
+    assert pick(accept) == expected

@@ -9,6 +9,7 @@ import bibtexparser
 import orjson
 import pymarc
 import pytest
+import yaml
 from bibtexparser import middlewares
 from datacite import schema45
 from lxml import etree
@@ -97,9 +98,12 @@ def test_datacite_json_is_valid(records, ctx, name):
     assert schema45.validate(datacite_json(records[name], ctx))
 
 
+JSON_FORMATS = ("v1", "json", "csl", "jsonld", "rocrate", "croissant", "codemeta")
+
+
 def _texts(fmt: str, body: bytes) -> list[str]:
     """Every text a reader of the format gets back."""
-    if fmt in ("v1", "json", "csl", "jsonld"):
+    if fmt in JSON_FORMATS or fmt == "cff":
         found: list[str] = []
 
         def walk(value):
@@ -112,7 +116,7 @@ def _texts(fmt: str, body: bytes) -> list[str]:
                 for item in value:
                     walk(item)
 
-        walk(orjson.loads(body))
+        walk(yaml.safe_load(body) if fmt == "cff" else orjson.loads(body))
         return found
     if fmt == "bibtex":
         return [str(f.value) for e in _bibtex(body.decode()).entries for f in e.fields]
@@ -124,9 +128,12 @@ def _texts(fmt: str, body: bytes) -> list[str]:
 @pytest.mark.parametrize("fmt", sorted(name for name, s in REGISTRY.items() if s.describes))  # linksets: no title
 @pytest.mark.parametrize("name", ["conferencepaper", "patent", "thesis", "book", "article"])
 def test_unicode_and_hostile_text_survive(records, ctx, name, fmt):
+    if not REGISTRY[fmt].applies(records[name]):  # CodeMeta of a book: refused (test_community_validators.py)
+        return
     body = REGISTRY[fmt].render(records[name], ctx)
     title = records[name]["metadata"]["title"]
-    expected = title if fmt in ("v1", "json", "jsonld", "csl") else FORBIDDEN.sub("", title)
+    # JSON escapes control characters and YAML quotes them: a reader gets the title back as it was.
+    expected = title if fmt in JSON_FORMATS or fmt == "cff" else FORBIDDEN.sub("", title)
     assert any(expected in text for text in _texts(fmt, body)), f"title lost in {fmt}"
     if fmt not in ("v1", "json"):
         assert not FORBIDDEN.search(body.decode()), f"control character left in {fmt}"

@@ -61,7 +61,7 @@ def test_landing_page_links_every_relation_of_level_1(client, record):
     assert [link["url"] for link in rels["cite-as"]] == [f"https://doi.org/{record['doi']}"]
     api = f"{BASE}/api/records/{record['id']}"
     assert [(link["url"], link["type"], link.get("profile", "")) for link in rels["describedby"]] == [
-        (f"{api}?format={name}", media_type, profile) for name, media_type, profile in metadata_formats()]
+        (f"{api}?format={name}", media_type, profile) for name, media_type, profile in metadata_formats(record)]
     profiles = {link["url"].rsplit("=", 1)[1]: link.get("profile") for link in rels["describedby"]}
     assert profiles["datacite"] == "http://datacite.org/schema/kernel-4"  # its media type is the service's own
     assert profiles["jsonld"] == "https://schema.org/" and profiles["bibtex"] is None
@@ -77,8 +77,8 @@ def test_landing_page_links_every_relation_of_level_1(client, record):
     found = find_signposting_http_link([page.headers["Link"]])
     assert found.citeAs is not None and found.citeAs.target == f"https://doi.org/{record['doi']}"
     assert {s.target for s in found.items} == set(files.values())
-    assert {s.type for s in found.describedBy} == {media_type for _, media_type, _ in metadata_formats()}
-    assert {p for s in found.describedBy for p in s.profiles} == {p for _, _, p in metadata_formats() if p}
+    assert {s.type for s in found.describedBy} == {media_type for _, media_type, _ in metadata_formats(record)}
+    assert {p for s in found.describedBy for p in s.profiles} == {p for _, _, p in metadata_formats(record) if p}
     assert {s.target for s in found.authors} == {f"https://orcid.org/{ORCID}"}
     assert found.license is not None and {s.target for s in found.types} == {
         "https://schema.org/Dataset", "https://schema.org/AboutPage"}
@@ -133,7 +133,7 @@ def test_linkset_json_holds_every_link_context_of_level_2(client, record):
     assert list(body) == ["linkset"]
     anchors = [obj["anchor"] for obj in body["linkset"]]
     files = [f["links"]["self"] for f in record["files"]]
-    formats = [f"{BASE}{api}?format={name}" for name, _, _ in metadata_formats()]
+    formats = [f"{BASE}{api}?format={name}" for name, _, _ in metadata_formats(record)]
     assert anchors == [landing, *files, *formats]
     for obj in body["linkset"]:
         for rel, targets in obj.items():
