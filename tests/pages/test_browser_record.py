@@ -129,7 +129,7 @@ def test_record_page_previews_citation_and_exports(live_server, records):
             assert got.headers["Content-Type"].split(";")[0] in (base_type, "application/json")
         # The style form works without scripts too (a GET of the page).
         page.goto(f"{base}/records/{recid}?style=modern-language-association")
-        assert page.locator("#citation").inner_text().startswith("Doe, J., and R. Roe. “Sea Ice Thickness”.")
+        assert page.locator("#citation").inner_text().startswith("Doe, Jane, and Richard Roe. “Sea Ice Thickness”.")  # MLA: names whole
         assert page.get_by_label("Citation style").input_value() == "modern-language-association"
     assert not refused, refused  # nothing the Content-Security-Policy had to refuse
 
