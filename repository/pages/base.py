@@ -115,7 +115,7 @@ def error_page(status: int, message: str = "", errors: list | None = None,
 
 @bp.errorhandler(ApiError)
 def api_error_page(exc: ApiError) -> Response:
-    return error_page(exc.status, exc.message, exc.errors, exc.headers.items() if exc.headers else ())
+    return error_page(exc.status, exc.message, exc.errors, exc.headers.items())
 
 
 @bp.errorhandler(HTTPException)

@@ -29,7 +29,7 @@ def install(app: Flask) -> None:
 
 def wants_page() -> bool:
     """A person's browser asking for a page: HTML preferred to JSON, on a URL outside the machine interfaces."""
-    if request.path.startswith(MACHINE_PREFIXES) or request.path in ("/api", "/oai2d"):
+    if request.path.startswith(MACHINE_PREFIXES) or request.path == "/api":
         return False
     return request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html"
 
@@ -56,6 +56,5 @@ def html_error_page(response: Response) -> Response:
             log.warning("error page %s not rendered (as a guest: %s)", response.status_code, as_guest, exc_info=True)
     if page is None:
         return response
-    page.headers.setdefault("X-Request-ID", response.headers.get("X-Request-ID", ""))
     page.headers["Vary"] = "Accept"
     return page
