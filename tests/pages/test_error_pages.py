@@ -98,3 +98,13 @@ def test_a_database_that_is_down_is_a_page_for_a_browser(make_settings) -> None:
     assert page.status_code == 503 and page.mimetype == "text/html"
     assert "Not available right now" in page.get_data(as_text=True)
     assert client.get("/records/1").json["status"] == 503  # a client: the error object
+
+
+def test_a_file_address_of_an_unknown_record_or_a_concept(client, auth) -> None:  # type: ignore[no-untyped-def]
+    dep = published(client, auth)
+    unknown = client.get("/records/999999/files/data.csv?download=1", headers=BROWSER)
+    assert unknown.status_code == 404 and unknown.mimetype == "text/html"
+    concept = client.get(f"/api/records/{dep['record_id']}").json["conceptrecid"]
+    latest = client.get(f"/records/{concept}/files/data.csv?download=1")  # a concept id: its latest version's file
+    assert latest.status_code == 302
+    assert client.get(latest.headers["Location"]).get_data() == b"a,b\n1,2\n"
