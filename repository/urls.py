@@ -126,6 +126,11 @@ def access_request_api(base: str, recid: int | str, request_id: int | str) -> st
 # Depositions and their files
 
 
+def deposits_api(base: str) -> str:
+    """The depositions of the token's user (GET lists them, POST starts one)."""
+    return f"{base}{DEPOSITIONS}"
+
+
 def deposit_api(base: str, dep_id: int | str) -> str:
     return f"{base}{DEPOSITIONS}/{dep_id}"
 

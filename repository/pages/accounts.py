@@ -154,14 +154,14 @@ def _link_failed(exc: LinkInvalid, again: str, again_label: str) -> Response:
 
 def finish_sign_in(user: dict, next_url: str | None) -> Response:
     """Sign `user` in on this browser (a new session cookie), note the sign-in, and go to `next_url` when it is a
-    path of this site, else to the settings page. The caller has checked who the person is; a deactivated account
+    path of this site, else to the user's uploads. The caller has checked who the person is; a deactivated account
     is refused (403 page)."""
     if not user["active"]:
         raise Forbidden("This account has been deactivated. Write to the service's operator.")
     with services().db.write() as conn:
         users.record_sign_in(conn, user["id"])
     sign_in(user)
-    return redirect(safe_next(next_url, SETTINGS), 303)
+    return redirect(safe_next(next_url, urls.deposits_html("")), 303)
 
 
 def _secret() -> bytes:
@@ -235,7 +235,7 @@ def resend() -> Response:
 @bp.route("/login/", methods=["GET", "POST"])
 def log_in() -> Response:
     """The sign-in form (200); POST signs in and goes to `next=` when it is a path of this site, else to the
-    settings page (303); 401 with the form for a wrong address or password (the same answer for both), 403 for
+    user's uploads (303); 401 with the form for a wrong address or password (the same answer for both), 403 for
     an address not confirmed yet or a deactivated account, 429 after too many attempts."""
     form = SignInForm()
     if request.method == "GET":

@@ -1,25 +1,26 @@
 """The applications area, `/account/settings/applications/`: the signed-in user's personal access tokens — the
-list (name, scopes, created, last used, revoked), a form that creates one and shows it once, and revocation.
-Tokens themselves never open these pages (`require_user`)."""
+list (name, scopes, created, last used, revoked), a form that creates one and shows it once, and revocation after
+a confirmation. Creating follows post/redirect/get: the new secret crosses the redirect sealed in the session
+(`accounts/token_reveal.py`) and is shown by the first page read after it, so a reload creates nothing. Tokens
+themselves never open these pages (`require_user`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Blueprint, Response, flash, redirect, url_for
+from flask import Blueprint, Response, flash, redirect, session, url_for
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response as BaseResponse
 from wtforms import SelectChoice, SelectMultipleField, StringField
 from wtforms.validators import DataRequired, Length
 from wtforms.widgets import CheckboxInput
 
-from repository.accounts import tokens
-from repository.errors import ValidationError
+from repository.accounts import token_reveal, tokens
+from repository.errors import NotFound, ValidationError
 from repository.pages.base import render_page, require_user
 from repository.web.openapi import doc
 from repository.web.request import services
 
 bp = Blueprint("applications", __name__, url_prefix="/account/settings/applications")
+_REVEAL = "new_token"  # session key of the sealed secret of the token just created
 
 SCOPE_LABELS = {
     "deposit:write": "deposit:write — create, change and delete your deposits and upload their files",
@@ -38,12 +39,18 @@ class TokenForm(FlaskForm):  # type: ignore[misc]  # flask_wtf ships no types
                                  option_widget=CheckboxInput())  # the template lays the boxes out
 
 
-def _page(form: TokenForm, http_status: int = 200, created: dict[str, Any] | None = None) -> Response:
+def _page(form: TokenForm, http_status: int = 200) -> Response:
     user = require_user()
     with services().db.read() as conn:
         listed = tokens.list_tokens(conn, user["id"])
     listed.reverse()  # newest first
-    return render_page("applications/index.html", http_status, form=form, tokens=listed, created=created)
+    created = None
+    revealed = token_reveal.unseal(services().secret, session.pop(_REVEAL, None))
+    if revealed is not None:
+        token_id, secret = revealed
+        created = next(({**t, "secret": secret} for t in listed if t["id"] == token_id and not t["revoked"]), None)
+    return render_page("applications/index.html", http_status, form=form, tokens=listed, created=created,
+                       api_base=services().settings.BASE_URL)
 
 
 @bp.get("/")
@@ -54,9 +61,10 @@ def index() -> Response:
 
 
 @bp.post("/")
-def create() -> Response:
-    """Create a personal access token with the chosen name and scopes; the page shows it this once (400 and the form
-    with its errors when the name or a scope is wrong)."""
+@doc(responses={"303": {"description": "Created: to the list, which shows the new token this once."}})
+def create() -> BaseResponse:
+    """Create a personal access token with the chosen name and scopes, then redirect to the list, which shows its
+    secret this once (400 and the form with its errors when the name or a scope is wrong)."""
     user = require_user()
     form = TokenForm()
     if not form.validate_on_submit():
@@ -68,7 +76,19 @@ def create() -> Response:
         for error in exc.errors:
             getattr(form, error["field"]).errors = [error["message"]]
         return _page(form, 400)
-    return _page(TokenForm(formdata=None), created={**token, "secret": secret})
+    session[_REVEAL] = token_reveal.seal(services().secret, token["id"], secret)
+    return redirect(url_for(".index"), 303)
+
+
+@bp.get("/<int:token_id>/revoke")
+def revoke_page(token_id: int) -> Response:
+    """Ask before revoking one of the user's live tokens (404 page for any other token)."""
+    user = require_user()
+    with services().db.read() as conn:
+        token = tokens.get_token(conn, token_id, user["id"])
+    if token is None or token["revoked"]:
+        raise NotFound("No such live token of yours.")
+    return render_page("applications/revoke.html", token=token)
 
 
 @bp.post("/<int:token_id>/revoke")

@@ -76,7 +76,7 @@ def test_sign_up_mail_confirm_sign_in_settings(client, app):
     assert confirmed.status_code == 303 and confirmed.headers["Location"] == "/login/"
     assert signed_in_as(client) is None  # confirming does not sign in
     signed = sign_in(client, ADA, PASSWORD)
-    assert signed.status_code == 303 and signed.headers["Location"] == "/account/settings/"
+    assert signed.status_code == 303 and signed.headers["Location"] == "/deposit"  # My uploads
     assert signed_in_as(client) == ADA
     assert user_row(app, ADA)["last_login"] is not None
     again = post_form(client, link, {})  # the link did its work once
@@ -221,9 +221,9 @@ def test_missing_or_forged_csrf_token_changes_nothing(client, app):
 
 
 @pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example", "/\\evil", "javascript:alert(1)"])
-def test_foreign_next_goes_to_the_settings_page(ada, target):
+def test_foreign_next_goes_to_my_uploads(ada, target):
     answer = sign_in(ada, ADA, PASSWORD, next_url=target)
-    assert answer.status_code == 303 and answer.headers["Location"] == "/account/settings/"
+    assert answer.status_code == 303 and answer.headers["Location"] == "/deposit"
 
 
 def test_next_on_this_site_is_followed(ada):
@@ -530,3 +530,17 @@ def test_a_hash_with_weaker_parameters_is_replaced_at_sign_in(ada, app):
     stored = user_row(app, ADA)["password_hash"]
     assert stored != weak and stored.startswith("$argon2id$")
     assert sign_in(https_client(app), ADA, PASSWORD).status_code == 303
+
+
+def test_the_headers_sign_in_link_comes_back_to_the_page(client, app):
+    sign_up_and_confirm(client, app, ADA, PASSWORD)
+    page = client.get("/communities/?q=soil").get_data(as_text=True)
+    link = re.search(r'<a href="([^"]*)">Sign in</a>', page).group(1)
+    assert link == "/login/?next=/communities/%3Fq%3Dsoil"
+    # The sign-in pages themselves link to a plain sign-in (which then goes on to My uploads).
+    assert re.search(r'<a href="([^"]*)">Sign in</a>', client.get("/signup/").get_data(as_text=True)).group(1) == "/login/"
+    form = client.get(link)
+    answer = client.post(link, data={"csrf_token": csrf_from(form.get_data()), "email": ADA, "password": PASSWORD,
+                                     "next": re.search(r'name="next"[^>]*value="([^"]*)"', form.get_data(as_text=True))
+                                     .group(1).replace("&amp;", "&")}, headers=referer(link))  # fmt: skip
+    assert answer.status_code == 303 and answer.headers["Location"] == "/communities/?q=soil"

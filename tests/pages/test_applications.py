@@ -20,7 +20,18 @@ def signed_in(client, app, email: str) -> None:
 
 
 def create(client, name: str, scopes: list[str]):  # type: ignore[no-untyped-def]
-    return post_form(client, AREA, {"name": name, "scopes": scopes})
+    """Submit the creation form and follow its redirect, as a browser does: the page that shows the new token
+    (or, for a refused form, the 400 page with its errors)."""
+    answer = post_form(client, AREA, {"name": name, "scopes": scopes})
+    if answer.status_code != 303:
+        return answer
+    assert answer.headers["Location"].endswith(AREA)
+    return client.get(AREA)
+
+
+def revoke(client, token_id: int):  # type: ignore[no-untyped-def]
+    """Confirm the revocation on its page, as a browser does."""
+    return post_form(client, f"{AREA}{token_id}/revoke", {})
 
 
 def secret_of(response) -> str:  # type: ignore[no-untyped-def]
@@ -30,7 +41,7 @@ def secret_of(response) -> str:  # type: ignore[no-untyped-def]
 
 
 def token_ids(html: str) -> list[int]:
-    return [int(i) for i in re.findall(r'action="/account/settings/applications/(\d+)/revoke"', html)]
+    return [int(i) for i in re.findall(r'href="/account/settings/applications/(\d+)/revoke"', html)]
 
 
 @pytest.fixture
@@ -48,18 +59,47 @@ def test_create_use_and_revoke_a_token(user_client):
     token = secret_of(created)
     assert len(token) >= 43 and "shown this once" in html and "laptop script" in html
     assert created.headers["Cache-Control"] == "private, no-store"
+    # The page shows how to use it: a command that lists the user's uploads, and one that starts a new one.
+    assert f'curl -H "Authorization: Bearer {token}"' in html and "https://localhost/api/deposit/depositions" in html
+    assert "-d '{}' https://localhost/api/deposit/depositions" in html
     bearer = {"Authorization": f"Bearer {token}"}
     assert user_client.post("/api/deposit/depositions", json={}, headers=bearer).status_code == 201
 
     again = user_client.get(AREA).get_data(as_text=True)
     assert token not in again  # shown once only
     [token_id] = token_ids(again)
-    revoked = post_form(user_client, f"{AREA}{token_id}/revoke", {}, page=AREA)
+    asked = user_client.get(f"{AREA}{token_id}/revoke")
+    assert asked.status_code == 200 and "Revoke the token “laptop script”?" in asked.get_data(as_text=True)
+    assert user_client.get("/api/deposit/depositions", headers=bearer).status_code == 200  # asking changes nothing
+    revoked = revoke(user_client, token_id)
     assert revoked.status_code == 303 and revoked.headers["Location"].endswith(AREA)
     listing = user_client.get(AREA).get_data(as_text=True)
     assert "is revoked" in listing and "Revoked" in listing and token_ids(listing) == []
     refused = user_client.post("/api/deposit/depositions", json={}, headers=bearer)
     assert refused.status_code == 401
+    assert user_client.get(f"{AREA}{token_id}/revoke").status_code == 404  # nothing left to confirm
+
+
+def test_a_reload_after_creating_creates_nothing_and_shows_nothing_again(user_client):
+    posted = post_form(user_client, AREA, {"name": "once", "scopes": []})
+    assert posted.status_code == 303 and "Bearer" not in posted.get_data(as_text=True)
+    # The secret crosses the redirect sealed: the session cookie does not carry it readable.
+    cookie = user_client.get_cookie("session").value
+    shown = user_client.get(AREA)
+    token = secret_of(shown)
+    assert token not in cookie
+    reloaded = user_client.get(AREA).get_data(as_text=True)
+    assert token not in reloaded and 'id="new-token"' not in reloaded
+    assert [t["name"] for t in user_client.get("/api/tokens/").json] == ["once"]
+
+
+def test_a_sealed_secret_is_shown_only_for_a_live_token_of_the_user(user_client):
+    assert post_form(user_client, AREA, {"name": "soon gone", "scopes": []}).status_code == 303
+    [token_id] = [t["id"] for t in user_client.get("/api/tokens/").json]
+    # Revoked (on its confirmation page, which leaves the sealed secret in the session) before the page after the
+    # redirect is read: that page then shows no secret.
+    assert revoke(user_client, token_id).status_code == 303
+    assert 'id="new-token"' not in user_client.get(AREA).get_data(as_text=True)
 
 
 def test_last_use_is_shown(user_client):
@@ -78,6 +118,7 @@ def test_another_users_token_is_not_found_and_stays_valid(client, app):
     [their_id] = token_ids(client.get(AREA).get_data(as_text=True))
     other = https_client(app)
     signed_in(other, app, "second@example.org")
+    assert other.get(f"{AREA}{their_id}/revoke").status_code == 404
     refused = post_form(other, f"{AREA}{their_id}/revoke", {}, page=AREA)
     assert refused.status_code == 404 and "text/html" in refused.content_type
     assert "first laptop" not in refused.get_data(as_text=True)
@@ -132,5 +173,5 @@ def test_bad_input_shows_the_form_with_the_error(user_client, data, field, messa
 def test_revoking_twice_is_not_found(user_client):
     create(user_client, "once", [])
     [token_id] = token_ids(user_client.get(AREA).get_data(as_text=True))
-    assert post_form(user_client, f"{AREA}{token_id}/revoke", {}, page=AREA).status_code == 303
+    assert revoke(user_client, token_id).status_code == 303
     assert post_form(user_client, f"{AREA}{token_id}/revoke", {}, page=AREA).status_code == 404

@@ -72,8 +72,12 @@ def test_sign_up_to_token_in_a_browser(live_server):
         sync_api.expect(copy).to_be_visible()
         copy.click()
         sync_api.expect(page.locator('[data-copy-status="new-token"]')).to_have_text(re.compile("Copied|Selected"))
+        assert "curl -H" in page.locator("pre.example").inner_text()
         check_page(page, "new token")
         screenshot(page, "account-new-token")
+        # Reloading the page creates no second token and no longer shows the secret.
+        page.reload()
+        assert page.locator(".secret").count() == 0
 
         # The token works on the deposit API, with deposit:write only.
         bearer = {"Authorization": f"Bearer {token}"}
@@ -86,7 +90,11 @@ def test_sign_up_to_token_in_a_browser(live_server):
         page.goto(base + "/account/settings/applications/")
         row = page.get_by_role("listitem").filter(has=page.get_by_role("heading", name="browser journey"))
         assert "never" not in row.inner_text()
-        row.get_by_role("button", name=re.compile("^Revoke")).click()
+        row.get_by_role("link", name=re.compile("^Revoke")).click()
+        page.wait_for_url("**/revoke")
+        check_page(page, "revocation to confirm")
+        screenshot(page, "account-token-revoke-confirm")
+        page.get_by_role("button", name="Revoke the token").click()
         page.wait_for_url("**/account/settings/applications/")
         assert "revoked" in page.locator(".notice").inner_text()
         check_page(page, "after revoking")
