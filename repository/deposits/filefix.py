@@ -9,6 +9,7 @@ docs/researchers/corrections.md#fixing-files."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
@@ -16,7 +17,7 @@ from repository.config import Settings
 from repository.datadesc import checks
 from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, ValidationError, field_error
 from repository.files import buckets, multipart
-from repository.records.deletion import window_end
+from repository.records.deletion import may_delete, window_end
 from repository.storage.tables.corrections import file_changes, file_unlocks
 from repository.storage.tables.deposits import deposits
 from repository.storage.tables.records import records
@@ -135,3 +136,14 @@ def discard_files(conn: Connection, dep: dict) -> list[str]:
     buckets.lock(conn, dep["bucket_id"])
     return freed
 
+
+
+def owner_choices(conn: Connection, settings: Settings, dep: dict, now: datetime) -> dict[str, Any]:
+    """What the owner of the published deposition `dep` may do at `now`: `files_open` (a files session), and why
+    deleting it (`delete_refused`) or unlocking its files (`unlock_refused`) is not possible ('' when it is)."""
+    row = conn.execute(select(records.c.created, records.c.doi_external, records.c.deleted)
+                       .where(records.c.id == dep["id"])).mappings().first()  # fmt: skip
+    if dep["status"] != "published" or row is None or row["deleted"] is not None:
+        return {"files_open": False, "delete_refused": "Not published.", "unlock_refused": "Not published."}
+    return {"files_open": in_session(conn, dep), "delete_refused": may_delete(settings, dict(row), now),
+            "unlock_refused": unlock_refusal(conn, settings, dep["id"], now)}

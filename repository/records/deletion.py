@@ -164,3 +164,9 @@ def open_requests(conn: Connection) -> list[dict]:
     """The deletion requests no administrator has closed yet, oldest first."""
     query = select(deletion_requests).where(deletion_requests.c.closed.is_(None)).order_by(deletion_requests.c.id)
     return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def deleted_title(conn: Connection, recid: int) -> str:
+    """The title version `recid` had when it was deleted (its tombstone page shows it)."""
+    row = build.get_record_row(conn, recid)
+    return (row or {}).get("metadata", {}).get("title", "") if row else ""
