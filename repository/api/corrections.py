@@ -1,5 +1,5 @@
 """Corrections of a published version by its owner, as deposition actions beside publish, edit and newversion
-(docs/api/index.md#corrections): `actions/delete` and `actions/requestdeletion` (a reason from
+(docs/api/deposits.md#corrections): `actions/delete` and `actions/requestdeletion` (a reason from
 `DELETION_REASONS` and a note), `actions/unlockfiles` (fix the files once, then publish again)."""
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def parse_reason(body: Any) -> tuple[str, str]:
         errors.append(field_error("note", "Say why: the reason 'other' needs a note."))
     if errors:
         raise ValidationError(errors=errors)
-    return reason, note.strip()
+    return str(reason), note.strip()
 
 
 def _owned_live(conn: Connection, recid: int, owner_id: int, lock: bool) -> dict:
