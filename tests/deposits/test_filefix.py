@@ -10,6 +10,8 @@ import hashlib
 import pytest
 from helpers.clock import Clock
 from helpers.factories import published, upload
+from helpers.xsd import schema
+from lxml import etree
 from sqlalchemy import select
 
 from repository.storage.tables.corrections import file_changes, file_unlocks
@@ -61,6 +63,13 @@ def test_fix_a_file_and_publish_again(app, client, auth, clock):
     assert history[0]["old_checksum"] == _md5(b"a,b\n1,2\n") and history[0]["new_checksum"] == _md5(b"a,b\n1,3\n")
     assert history[1]["old_checksum"] is None and history[1]["new_size"] == 5
     assert all(h["user"] == record["owners"][0] and h["changed"] for h in history)
+    # DataCite's kernel says it too: an Updated date naming the changes, valid against the official schema.
+    xml = etree.fromstring(client.get(f"/api/records/{recid}?format=datacite").data)
+    schema("datacite4").assertValid(xml)
+    updated = xml.find(".//{http://datacite.org/schema/kernel-4}date[@dateType='Updated']")
+    assert updated is not None and updated.text == history[0]["changed"][:10]
+    assert updated.get("dateInformation") == ("Files changed after publication: data.csv replaced, "
+                                              "readme.txt added")
     download = client.get(record["files"][0]["links"]["self"].removeprefix("https://localhost"))
     assert download.data in (b"a,b\n1,3\n", b"fixed")
     # Locked again, for good: the rule holds once more, and a second unlock is refused.
