@@ -161,6 +161,9 @@ def multipart_post(bucket_id: str, key: str) -> Response:
         store = svc.files
 
         def changed(conn: Connection, obj: buckets.ObjectRow) -> None:
+            # Raised here, the completion rolls back: a fixed version's file with its published content is a no-op.
+            filefix.refuse_same_file(conn, owners.writable_deposit(conn, bucket_id, caller()), obj["key"],
+                                     obj["checksum"])
             checks.file_changed(conn, store, bucket_id, obj["key"])
 
         obj = multipart.complete(svc.db, store, bucket_id, key, upload_id, caller(), changed,

@@ -17,7 +17,7 @@ from repository.communities import inclusions, notifications
 from repository.config import Settings
 from repository.datadesc import checks
 from repository.deposits import filefix, pids
-from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
+from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, ValidationError, field_error
 from repository.files import buckets, multipart
 from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
@@ -290,6 +290,8 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
     if dep["editing"]:
         raise BadRequest("The deposition is already being edited (state inprogress).")
     record = get_record_row(conn, dep_id)
+    if record is not None and record["deleted"] is not None:
+        raise Gone("This version is deleted: it cannot be edited.")
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))
@@ -332,7 +334,10 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
         .where(concepts.c.id == dep["conceptrecid"])
         .values(lock_version=concepts.c.lock_version + 1)
     )
-    latest = version_ids(conn, dep["conceptrecid"])[-1]
+    live = version_ids(conn, dep["conceptrecid"])
+    if not live:
+        raise Gone("Every version of this record is deleted: start a new upload instead.")
+    latest = live[-1]
     if latest != dep_id:
         raise BadRequest(f"Only the latest version can get a new version: use deposition {latest}.")
     if dep["doi_external"]:

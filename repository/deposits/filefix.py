@@ -144,6 +144,7 @@ def owner_choices(conn: Connection, settings: Settings, dep: dict, now: datetime
     row = conn.execute(select(records.c.created, records.c.doi_external, records.c.deleted)
                        .where(records.c.id == dep["id"])).mappings().first()  # fmt: skip
     if dep["status"] != "published" or row is None or row["deleted"] is not None:
-        return {"files_open": False, "delete_refused": "Not published.", "unlock_refused": "Not published."}
+        return {"files_open": False, "delete_refused": "Not published.", "unlock_refused": "Not published.",
+                "deleted": row is not None and row["deleted"] is not None}
     return {"files_open": in_session(conn, dep), "delete_refused": may_delete(settings, dict(row), now),
-            "unlock_refused": unlock_refusal(conn, settings, dep["id"], now)}
+            "unlock_refused": unlock_refusal(conn, settings, dep["id"], now), "deleted": False}

@@ -29,7 +29,7 @@ REASON_FORM = {"content": {"application/x-www-form-urlencoded": {"schema": {"typ
 def corrections(dep: dict) -> dict[str, Any]:
     """What the signed-in owner may do to their deposition `dep` (as the API shows it) now: the deposit page and its
     file area read it (`files_open`, `delete_refused`, `unlock_refused`; see `filefix.owner_choices`)."""
-    choices: dict[str, Any] = {"files_open": False, "delete_refused": "", "unlock_refused": ""}
+    choices: dict[str, Any] = {"files_open": False, "delete_refused": "", "unlock_refused": "", "deleted": False}
     if dep.get("submitted"):
         s = services()
         with s.db.read() as conn:

@@ -80,6 +80,8 @@ def test_delete_after_confirming(owner, version, client):
     assert tombstone.status_code == 410
     text = tombstone.get_data(as_text=True)
     assert "Lake temperatures" in text and "A duplicate of another record" in text and "Same as record 1." in text
+    assert "This version is deleted" in owner.get(f"/deposit/{version}").get_data(as_text=True)
+    assert "deleted already" in owner.get(f"/deposit/{version}/delete").get_data(as_text=True)
 
 
 def test_after_the_window_a_request(owner, version, client, clock):

@@ -147,3 +147,13 @@ def test_other_versions_stay_and_the_concept_leads_to_the_newest_left(app, clien
     # The concept DOI's metadata follows the newest version left.
     assert len(_outbox(app, "register_doi", first["id"])) == registered_before + 1
     assert client.get("/api/records/").json["hits"]["total"] == 1
+
+
+def test_a_deleted_version_is_not_edited_or_versioned(app, client, auth, clock):
+    dep = published(client, auth)
+    assert _delete(client, auth, dep["id"], reason="mistake").status_code == 200
+    for action in ("edit", "newversion", "unlockfiles"):
+        answer = client.post(f"{API}/{dep['id']}/actions/{action}", headers=auth)
+        assert answer.status_code == 410, (action, answer.json)
+    assert client.post(f"{API}/{dep['id']}/actions/requestdeletion", headers=auth,
+                       json={"reason": "mistake"}).status_code == 410
