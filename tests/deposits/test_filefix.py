@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 
-import pytest
-from helpers.clock import Clock
 from helpers.factories import published, upload
 from helpers.xsd import schema
 from lxml import etree
@@ -19,13 +17,6 @@ from repository.storage.tables.outbox import outbox
 
 API = "/api/deposit/depositions"
 DAY = 86400
-
-
-@pytest.fixture
-def clock(app) -> Clock:  # type: ignore[no-untyped-def]
-    value = Clock()
-    app.extensions["repository"].clock = value
-    return value
 
 
 def _md5(data: bytes) -> str:

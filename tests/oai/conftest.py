@@ -19,14 +19,6 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
 
 
 @pytest.fixture
-def clock(app) -> Clock:  # type: ignore[no-untyped-def]
-    """The app's clock, under the test's control."""
-    value = Clock()
-    app.extensions["repository"].clock = value
-    return value
-
-
-@pytest.fixture
 def db(app) -> Database:  # type: ignore[no-untyped-def]
     return app.extensions["repository"].db
 

@@ -6,7 +6,6 @@ is moved by the app's clock."""
 from __future__ import annotations
 
 import pytest
-from helpers.clock import Clock
 from helpers.factories import publish, upload
 from helpers.http import https_client
 from helpers.pages import csrf_from, referer, sign_in, sign_up_and_confirm
@@ -24,13 +23,6 @@ def _browser(app, email: str):  # type: ignore[no-untyped-def]
     sign_up_and_confirm(client, app, email, PASSWORD)
     assert sign_in(client, email, PASSWORD).status_code in (302, 303)
     return client
-
-
-@pytest.fixture
-def clock(app) -> Clock:  # type: ignore[no-untyped-def]
-    value = Clock()
-    app.extensions["repository"].clock = value
-    return value
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ only a deletion request, listed for the administrators. The window is moved by t
 
 from __future__ import annotations
 
-import pytest
-from helpers.clock import Clock
 from helpers.factories import edit, new_version, published
 from sqlalchemy import select
 
@@ -17,13 +15,6 @@ from repository.storage.tables.records import records
 
 API = "/api/deposit/depositions"
 DAY = 86400
-
-
-@pytest.fixture
-def clock(app) -> Clock:  # type: ignore[no-untyped-def]
-    value = Clock()
-    app.extensions["repository"].clock = value
-    return value
 
 
 def _delete(client, auth, recid, **body):  # type: ignore[no-untyped-def]
