@@ -123,6 +123,8 @@ def publish_files(conn: Connection, settings: Settings, dep: dict, owner_id: int
     for change in changes:
         conn.execute(insert(file_changes).values(recid=dep["id"], user_id=owner_id, created=now, **change))
     conn.execute(update(file_unlocks).where(file_unlocks.c.recid == dep["id"]).values(published=now))
+    if changes:
+        conn.execute(update(records).where(records.c.id == dep["id"]).values(files_fixed=True))
     buckets.lock(conn, dep["bucket_id"])
     return freed
 

@@ -55,7 +55,7 @@ def build_records(
     counts = stats.totals(conn, concept_ids | {r["id"] for r in rows})
     accepted = inclusions.accepted_communities(conn, list(concept_ids))
     objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
-    changes = file_history.histories(conn, [r["id"] for r in rows])
+    changes = file_history.histories(conn, [r["id"] for r in rows if r.get("files_fixed")])
     built = [
         _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
                _stats_of(counts, row), accepted.get(row["conceptrecid"], []), objects[row["bucket_id"]], with_files)

@@ -1,5 +1,6 @@
 """Corrections of published versions by their owners (docs/researchers/corrections.md): why a version was deleted,
-the deletion requests to the administrators, the one files unlock of a version and the file history it leaves.
+the deletion requests to the administrators, the one files unlock of a version and the file history it leaves;
+`records.files_fixed` tells which versions have such a history.
 
 Revision ID: 0019
 Revises: 0018
@@ -21,6 +22,7 @@ def _fk(table: str, column: str, target: str) -> sa.ForeignKeyConstraint:
 
 
 def upgrade() -> None:
+    op.add_column("records", sa.Column("files_fixed", sa.Boolean(), nullable=True))
     op.create_table(
         "record_deletions",
         sa.Column("recid", sa.Integer(), nullable=False),
@@ -84,3 +86,5 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_deletion_requests_recid"))
     op.drop_table("deletion_requests")
     op.drop_table("record_deletions")
+    with op.batch_alter_table("records", schema=None) as batch_op:
+        batch_op.drop_column("files_fixed")
