@@ -86,5 +86,6 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_deletion_requests_recid"))
     op.drop_table("deletion_requests")
     op.drop_table("record_deletions")
-    with op.batch_alter_table("records", schema=None) as batch_op:
-        batch_op.drop_column("files_fixed")
+    # In place, as 0018's downgrade: a batch operation would copy `records` and drop the original, deleting by
+    # cascade the stored copies and renditions that refer to it.
+    op.execute("ALTER TABLE records DROP COLUMN files_fixed")
