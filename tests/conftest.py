@@ -50,6 +50,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers"}
 # Parameter values that put a test on the real OpenSearch node (the search suites' backends and wire modes).
 OPENSEARCH_PARAMS = {"opensearch", "node"}
+# Where test folders go when the machine has one (Linux mounts a tmpfs there): pytest_configure.
+TMPFS = "/dev/shm"
 
 
 _BUILDERS: dict[tuple, Callable[..., tuple[str, str]]] = {}
@@ -110,10 +112,17 @@ def _memoized_parse_rule(original: Callable[..., Iterator]) -> Callable[..., lis
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Apps share their URL builders and parsed rules (above). Compiled modules are kept (below)."""
+    """Apps share their URL builders and parsed rules (above). Compiled modules are kept, test folders are in
+    memory (below)."""
     # Test modules rewritten for their asserts, and the modules they import, are kept in __pycache__ (ignored by
     # git) even where PYTHONDONTWRITEBYTECODE is set: compiling them all again costs each test process seconds.
     sys.dont_write_bytecode = False
+    # Test folders (databases, the search index, files) in memory where the machine has a tmpfs: a test's commits
+    # then cost no disk flush (a tantivy commit is three times cheaper, SQLite's writes too). pytest keeps its
+    # numbering and retention there; xdist's workers get folders under the controller's. Durability is not what
+    # the tests measure: crash tests kill processes, they do not cut power.
+    if not config.option.basetemp and os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK):
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", TMPFS)
     if hasattr(Rule, "_compile_builder"):  # a private Werkzeug method: without it, apps just build theirs again
         Rule._compile_builder = _memoized_compile_builder(Rule._compile_builder)  # type: ignore[method-assign]
     if hasattr(Rule, "_parse_rule"):  # private too: without it, each app parses its rules again

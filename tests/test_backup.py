@@ -9,6 +9,7 @@ import os
 import threading
 import time
 
+import pytest
 from helpers.factories import make_deposit, publish, published, upload
 from helpers.http import download, https_client
 from sqlalchemy import create_engine, make_url, text
@@ -59,6 +60,7 @@ def _listed(client) -> set[int]:  # type: ignore[no-untyped-def]
     return {hit["id"] for hit in found}
 
 
+@pytest.mark.slow
 def test_backup_while_publishing_then_restore_into_a_new_instance(app, client, auth, settings, tmp_path, capsys):
     big = os.urandom(6 << 20)  # files of some size, so the backup takes long enough to overlap publishing
     before = [_published_big(client, auth, f"Before {i}", big + bytes([i])) for i in range(5)]

@@ -73,6 +73,7 @@ def test_generated_metadata_is_what_publish_accepts_and_stores(database_url: str
                 assert validate_for_publish(version.metadata, lookups) == version.metadata, index
 
 
+@pytest.mark.slow
 def test_bulk_load_writes_what_publish_writes(app, client, make_token) -> None:  # type: ignore[no-untyped-def]
     services = app.extensions["repository"]
     db, settings, search = services.db, services.settings, services.search

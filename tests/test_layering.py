@@ -200,6 +200,7 @@ def test_views_hold_no_sql() -> None:
     assert [str(i) for i in imports_under("repository.api", "repository.pages") if within(i.target, *forbidden)] == []
 
 
+@pytest.mark.slow
 def test_nothing_imports_app() -> None:
     """The scripts and the benchmark tooling start from `build_services`, not from the web application."""
     found = [str(i) for i in imports_under(*PACKAGES) if within(i.target, "app")]

@@ -27,6 +27,7 @@ def scoped_app(app):
     return app
 
 
+@pytest.mark.slow
 def test_token_is_random_long_and_stored_only_as_hash(app, make_token):
     token = make_token()
     other = make_token("other@example.org")

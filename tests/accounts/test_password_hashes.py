@@ -3,6 +3,7 @@ and an account signs in the same under either profile."""
 
 from __future__ import annotations
 
+import pytest
 from helpers.http import https_client
 from helpers.pages import sign_in, sign_up_and_confirm
 from sqlalchemy import select
@@ -19,6 +20,7 @@ def stored_hash(app) -> str:  # type: ignore[no-untyped-def]
         return str(conn.execute(select(users.c.password_hash).where(users.c.email == EMAIL)).scalar_one())
 
 
+@pytest.mark.slow
 def test_a_weaker_hash_is_upgraded_at_sign_in(app, client, make_settings) -> None:  # type: ignore[no-untyped-def]
     sign_up_and_confirm(client, app, EMAIL, PASSWORD)
     assert stored_hash(app).startswith("$argon2id$v=19$m=8,t=1,p=1$")  # the test suite's cheapest profile

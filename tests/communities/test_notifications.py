@@ -81,6 +81,7 @@ def test_the_depositor_is_mailed_the_acceptance_once(app, client, people):
     assert len(sent_mail(app, CURATOR)) == 1  # only the request: the curator is not told of their own decision
 
 
+@pytest.mark.slow
 def test_the_depositor_is_mailed_a_rejection_and_a_later_change_of_mind(app, client, people):
     curator, author = people
     dep = published(client, author, communities=[{"identifier": "ecology"}])

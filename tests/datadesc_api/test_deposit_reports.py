@@ -7,6 +7,7 @@ import copy
 import datetime as dt
 import json
 
+import pytest
 from helpers.datadesc_docs import (
     API,
     CODEBOOK,
@@ -145,6 +146,7 @@ def test_other_files_and_other_users_get_404(package_deposit, client, auth, make
     assert client.get(doc_url).status_code == 401
 
 
+@pytest.mark.slow
 def test_pending_rows_left_by_a_crash_are_validated_by_the_worker_pass(settings, client, auth, multipart, runner,
                                                                          monkeypatch):
     monkeypatch.setattr(runner, "kick", lambda: None)  # the process dies before its thread starts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
 from helpers.datadesc_docs import API, VALID_ROWS, csv_bytes, descriptor_bytes
 from helpers.factories import make_deposit, publish
 from helpers.http import https_client
@@ -109,6 +110,7 @@ def test_concurrent_first_requests_build_one_database(package_deposit, app, clie
     assert answers == [len(VALID_ROWS)] * 4
 
 
+@pytest.mark.slow
 def test_unusual_csv_files_get_an_answer_never_a_500(client, auth, multipart, runner, monkeypatch):
     from repository.datadesc import preview
 

@@ -59,6 +59,7 @@ def test_guest_json_body_is_bounded(bounded):
     assert client.post(URL, json=CORPUS, headers=auth).status_code == 200
 
 
+@pytest.mark.slow
 def test_a_document_is_at_most_max_json_bytes(bounded):
     client, auth = bounded(MAX_JSON_BYTES=1_000)
     big = {"document": (io.BytesIO(descriptor_bytes(note="x" * 2_000)), "datapackage.json")}

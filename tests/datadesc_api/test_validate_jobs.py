@@ -88,6 +88,7 @@ def test_a_large_request_is_validated_whole_in_the_background(instance):
     assert done.json["id"] == submitted.json["id"] and done.json["expires"] > done.json["created"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows", [MANY_ROWS, MANY_ROWS[:100] + INVALID_ROWS + MANY_ROWS[100:]])
 def test_the_same_inputs_give_the_same_report_as_synchronous_validation(instance, rows):
     inst = instance(DATADESC_VALIDATE_SECONDS=600)
@@ -143,6 +144,7 @@ def test_guests_get_no_background_jobs(instance):
     assert bad.status_code == 400 and bad.json["errors"][0]["field"] == "async"
 
 
+@pytest.mark.slow
 def test_a_job_survives_the_process_that_was_validating_it(instance):
     first = instance()
     auth = first.token("a@example.org")
@@ -168,6 +170,7 @@ def test_a_job_survives_the_process_that_was_validating_it(instance):
         assert first.poll(submitted, auth).json == done
 
 
+@pytest.mark.slow
 def test_bytes_are_dropped_once_validated_and_jobs_expire(instance):
     inst = instance()
     auth = inst.token("a@example.org")

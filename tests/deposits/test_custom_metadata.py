@@ -3,6 +3,7 @@ the records search's `custom` filter."""
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import make_deposit, metadata, publish, published, upload
 from helpers.xsd import validate
 from lxml import etree
@@ -21,6 +22,7 @@ def _found(client, *filters: str) -> list[int]:  # type: ignore[no-untyped-def]
     return [hit["id"] for hit in response.json["hits"]["hits"]]
 
 
+@pytest.mark.slow
 def test_custom_metadata_is_stored_shown_and_found(client, auth) -> None:  # type: ignore[no-untyped-def]
     dep = make_deposit(client, auth, custom={**CAT, "dwc:genus": [" Felis ", ""]})
     assert dep["metadata"]["custom"] == CAT  # trimmed, blanks dropped
@@ -67,6 +69,7 @@ def test_custom_metadata_changes_in_an_edit_reach_the_filter(client, auth) -> No
     assert _found(client, "[dwc:genus]:[Felis]") == []
 
 
+@pytest.mark.slow
 def test_bad_custom_metadata_is_a_400_with_dotted_paths(client, auth) -> None:  # type: ignore[no-untyped-def]
     dep = make_deposit(client, auth, custom={"dwc:genus": ["Felis"]})
     url = f"{API}/{dep['id']}"

@@ -3,6 +3,7 @@ until the new version is published."""
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import publish, published, upload
 
 API = "/api/deposit/depositions"
@@ -14,6 +15,7 @@ def _ids(client, auth, query: str = "") -> list[int]:  # type: ignore[no-untyped
     return sorted(d["id"] for d in response.json)
 
 
+@pytest.mark.slow
 def test_published_version_stays_listed_until_a_newer_one_is_published(client, auth):
     first = published(client, auth, title="Versioned data")
     response = client.post(f"{API}/{first['id']}/actions/newversion", headers=auth)
@@ -32,6 +34,7 @@ def test_published_version_stays_listed_until_a_newer_one_is_published(client, a
     assert _ids(client, auth, "?all_versions=1") == sorted([first["id"], draft["id"]])
 
 
+@pytest.mark.slow
 def test_an_older_version_being_edited_is_not_listed_once_superseded(client, auth):
     first = published(client, auth, title="Edited data")
     response = client.post(f"{API}/{first['id']}/actions/newversion", headers=auth)

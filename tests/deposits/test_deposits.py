@@ -3,6 +3,7 @@
 import threading
 from pathlib import Path
 
+import pytest
 from helpers.factories import make_deposit, metadata, publish, published, upload
 from helpers.http import https_client
 
@@ -111,6 +112,7 @@ def test_publish_requires_fields_and_a_file(client, auth):
     assert client.get(f"{API}/{dep['id']}", headers=auth).json["state"] == "unsubmitted"
 
 
+@pytest.mark.slow
 def test_publish(client, auth, settings):
     dep = published(client, auth)
     assert dep["state"] == "done" and dep["submitted"] is True
@@ -129,6 +131,7 @@ def test_publish(client, auth, settings):
     assert client.put(f"{API}/{dep['id']}", json={"metadata": metadata()}, headers=auth).status_code == 403
 
 
+@pytest.mark.slow
 def test_sandbox_prefix(make_settings, make_token):
     app = create_app(make_settings(SANDBOX=True))
     client = https_client(app)
@@ -137,6 +140,7 @@ def test_sandbox_prefix(make_settings, make_token):
     assert dep["doi"].startswith("10.5072/")
 
 
+@pytest.mark.slow
 def test_edit_discard_republish(client, auth):
     dep = published(client, auth)
     url = f"{API}/{dep['id']}"
@@ -270,6 +274,7 @@ def test_edit_while_being_integrated_is_409(make_settings, make_token):
     assert "retry" in response.json["message"]
 
 
+@pytest.mark.slow
 def test_list_depositions(client, auth):
     first = make_deposit(client, auth, title="Alpha study")
     second = published(client, auth, title="Beta study")

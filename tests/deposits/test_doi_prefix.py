@@ -48,6 +48,7 @@ def test_sandbox_prefix_is_a_setting(make_settings, make_token) -> None:  # type
     assert dep["doi"].startswith("10.80001/")
 
 
+@pytest.mark.slow
 def test_a_changed_prefix_leaves_existing_dois(make_settings, make_token) -> None:  # type: ignore[no-untyped-def]
     before_app, before = _client(make_settings)  # the default prefix
     auth = {"Authorization": f"Bearer {make_token()}"}

@@ -95,6 +95,7 @@ def post(dep_id: int, key: str, body: bytes, auth: dict) -> Callable:  # type: i
     return call
 
 
+@pytest.mark.slow
 def test_uploads_racing_a_publish_land_in_the_record_or_are_refused(race_app, race_auth, settings):
     client = https_client(race_app)
     for round_ in range(ROUNDS):
@@ -134,6 +135,7 @@ def test_uploads_racing_a_publish_land_in_the_record_or_are_refused(race_app, ra
     assert stored_files(settings) == file_ids_in_db(race_app)
 
 
+@pytest.mark.slow
 def test_concurrent_puts_of_one_key_keep_the_last_one(race_app, race_auth, settings):
     client = https_client(race_app)
     for round_ in range(3):
@@ -209,6 +211,7 @@ def test_mixed_load_on_one_deposit_never_fails(race_app, race_auth, settings):
     assert stored_files(settings) == file_ids_in_db(race_app)
 
 
+@pytest.mark.slow
 def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app, client, auth, settings, capsys):
     """The consistency check finds what the race used to leave: an upload sitting in a published deposit's bucket
     but missing from its record (made here directly in the database), and the reverse."""

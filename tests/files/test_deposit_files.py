@@ -4,6 +4,7 @@ import hashlib
 import io
 from pathlib import Path
 
+import pytest
 from helpers.factories import make_deposit, publish, upload
 from helpers.http import download, https_client
 
@@ -17,6 +18,7 @@ def stored_files(settings) -> list[Path]:  # type: ignore[no-untyped-def]
     return [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_multipart_upload_list_get_rename_sort_delete(client, auth):
     dep = make_deposit(client, auth)
     first = upload(client, auth, dep, name="b data.csv", content=b"1,2\n")

@@ -3,6 +3,7 @@
 import datetime as dt
 import hashlib
 
+import pytest
 from helpers.factories import published
 from helpers.http import download
 from sqlalchemy import select, update
@@ -32,6 +33,7 @@ def test_open_record_downloads(client, auth):
     assert attached.headers["Content-Disposition"].startswith("attachment")
 
 
+@pytest.mark.slow
 def test_range_and_conditional_requests(client, auth):
     dep = published(client, auth, content=CONTENT)
     url = file_url(client, dep)

@@ -160,6 +160,7 @@ def test_matching_checksums_are_accepted(client, auth, bucket, headers):
     assert response.json["checksum"] == "md5:" + hashlib.md5(BODY).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "headers",
     [

@@ -61,6 +61,7 @@ def wait_until_gone(path: Path, timeout: float = 60.0) -> bool:
     return not path.exists()
 
 
+@pytest.mark.slow
 def test_the_server_thread_sweeps_periodically(make_settings, make_token):
     settings = make_settings(BACKGROUND_WORKER=True, FILES_SWEEP_INTERVAL=0)
     app = create_app(settings)

@@ -10,6 +10,7 @@ import os
 import zipfile
 from urllib.parse import quote
 
+import pytest
 from helpers.factories import make_deposit, publish
 from helpers.http import download
 from lxml import etree
@@ -68,6 +69,7 @@ def test_the_archive_holds_every_file_with_its_checksum(client, auth):
         assert info.file_size == entry["size"]
 
 
+@pytest.mark.slow
 def test_head_answers_the_headers_of_the_get(client, auth):
     record = _record(client, auth)
     head = _archive(client, record["id"], method="HEAD")
@@ -166,6 +168,7 @@ def _manifest(text: bytes) -> dict[str, str]:
     return {path: digest for digest, path in (line.split("  ", 1) for line in lines)}
 
 
+@pytest.mark.slow
 def test_bagit_archive_is_a_valid_bag(client, auth):
     record = _record(client, auth)
     response = _archive(client, record["id"], query="?format=bagit")

@@ -67,6 +67,7 @@ def bucket(client, auth) -> str:  # type: ignore[no-untyped-def]
     return bucket_of(make_deposit(client, auth))
 
 
+@pytest.mark.slow
 def test_parts_in_any_order_then_complete(client, auth, bucket, settings):
     started = start(client, auth, bucket)
     assert started.status_code == 200, started.json
@@ -249,6 +250,7 @@ def test_part_number_out_of_range(client, auth, bucket, number):
     assert answer.status_code == 400 and answer.json["errors"][0]["field"] == "partNumber"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("number", "body"), [(0, b"x" * 999), (0, b"x" * 1001), (2, b"x" * 1000), (2, b"")])
 def test_wrong_part_size(client, auth, bucket, number, body):
     uid = start(client, auth, bucket).json["id"]
@@ -299,6 +301,7 @@ def test_part_checksums(client, auth, bucket):
     assert listing(client, auth, bucket, uid).json["missing"] == [2]
 
 
+@pytest.mark.slow
 def test_publish_refused_while_an_upload_is_open_then_refused_as_a_put_is(client, auth, settings):
     dep = make_deposit(client, auth)
     bucket = bucket_of(dep)
@@ -393,6 +396,7 @@ def race_round(app, client, auth: dict, round_: int) -> None:  # type: ignore[no
         assert {o["key"] for o in contents(client, auth, bucket)} == {"data.csv", "big.bin"}
 
 
+@pytest.mark.slow
 def test_a_complete_and_a_start_racing_a_publish_land_first_or_are_refused(make_settings, make_token):
     """The race rules of a PUT: each multipart write holds the bucket's row for its commit, so it lands before the
     publish (which then sees an upload still open and answers 400, or finds the complete done and snapshots the

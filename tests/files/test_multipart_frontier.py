@@ -115,6 +115,7 @@ def test_a_part_hashed_as_it_arrives_yields_to_an_earlier_part_resent_meanwhile(
     finish(client, auth, bucket, uid, other + DATA[PART:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["lost", "torn"])
 def test_a_lost_or_torn_frontier_only_means_hashing_again(client, auth, bucket, settings, damage):
     uid = begin(client, auth, bucket)

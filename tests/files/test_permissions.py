@@ -8,6 +8,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from helpers.factories import published
 from helpers.http import https_client
 
@@ -20,6 +21,7 @@ def _others_can_read(path: Path) -> bool:
     return bool(stat.S_IMODE(path.stat().st_mode) & 0o077)
 
 
+@pytest.mark.slow
 def test_instance_database_files_and_backups_are_owner_only(make_settings, tmp_path, capsys):
     old_umask = os.umask(0o022)  # a usual umask: what the service creates must not rely on a stricter one
     try:

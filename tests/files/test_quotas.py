@@ -149,6 +149,7 @@ def test_a_complete_past_a_limit_lowered_meanwhile_is_refused_and_kept(make_sett
         tight.extensions["repository"].db.dispose()
 
 
+@pytest.mark.slow
 def test_the_user_total_spans_deposits_and_counts_shared_files_once(client, auth):
     first = make_deposit(client, auth)
     assert put(client, auth, bucket_of(first), "a.bin", 900).status_code == 200
@@ -205,6 +206,7 @@ def race(app, auth: dict, targets: list[tuple[str, str]], size: int) -> list[int
     return codes
 
 
+@pytest.mark.slow
 def test_two_uploads_at_once_never_both_pass_a_limit(app, client, auth):
     """Each fits alone, not both: the bucket's row (same bucket) or the owner's row (two buckets) serialises the
     last check, so exactly one lands, on either database."""

@@ -3,6 +3,7 @@
 import io
 import os
 
+import pytest
 from helpers.factories import make_deposit, publish, upload
 from helpers.http import download, https_client
 from PIL import Image
@@ -54,6 +55,7 @@ def jpeg(width: int, height: int) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_open_thumbnails_are_public_and_the_others_private(client, auth):
     # Issue 14.11: a shared cache must never keep a thumbnail that not everyone may see.
     open_dep = image_record(client, auth)
@@ -84,6 +86,7 @@ def test_an_image_past_the_pixel_bound_is_refused_before_decoding(make_settings,
     assert "800 x 600" in response.json["message"]
 
 
+@pytest.mark.slow
 def test_a_jpeg_counts_the_pixels_of_its_reduced_scale_decoding(make_settings, make_token):
     client = https_client(create_app(make_settings(THUMBNAIL_MAX_PIXELS=1_000_000)))
     auth = {"Authorization": f"Bearer {make_token()}"}

@@ -134,6 +134,7 @@ def test_access_token_parameter_is_not_an_oai_argument(oai: Oai):
     assert oai.get(verb="Identify", access_token="").error is None
 
 
+@pytest.mark.slow
 def test_oai_has_its_own_limit_of_120_a_minute(make_settings):
     # The guest limit (2/minute here) does not count OAI requests: harvesting has its own allowance.
     client = https_client(create_app(make_settings(RATELIMIT_GUEST="2/minute")))

@@ -34,6 +34,7 @@ def repository(db, settings) -> list[int]:  # type: ignore[no-untyped-def]
     return recids
 
 
+@pytest.mark.slow
 def test_sickle_harvests_everything_and_one_set_exactly_once(client, clock, repository):
     sickle = InProcessSickle(client)
     headers = [record.header for record in sickle.ListRecords(metadataPrefix="oai_dc")]

@@ -73,6 +73,7 @@ def test_renditions_are_stored_once_and_reused(oai: Oai, db, settings):
     assert sorted(stored(db, "oai:oai_registry")) == sorted(recids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefix", CANONICAL)
 def test_the_metadata_is_what_the_serializer_renders(oai: Oai, db, settings, prefix):
     [recid] = insert_records(db, settings, 1, T0)

@@ -149,6 +149,7 @@ def test_get_record_of_a_deleted_record_is_a_tombstone(oai: Oai, db, settings):
     assert not reply.xpath("//o:metadata")
 
 
+@pytest.mark.slow
 def test_community_acceptance_shows_in_the_header_at_once(oai: Oai, client, make_token):
     curator = {"Authorization": f"Bearer {make_token('curator@example.org')}"}
     assert (

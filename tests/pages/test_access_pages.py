@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import pytest
 from helpers.factories import published
 from helpers.http import download, https_client
 from helpers.mailbox import body, last_link, sent_mail
@@ -49,6 +50,7 @@ def action(page_html: str, verb: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow
 def test_ask_accept_download_and_revoke_in_the_browser(app, client):
     owner = browser(app, OWNER)
     recid, file_path = restricted_record(app, client)
@@ -147,6 +149,7 @@ def test_a_guest_asks_confirms_and_signs_up_with_that_address(app, client):
     assert "accepted" in signed_up.get(PAGE).get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_form_refusals_are_pages(app, client):
     owner = browser(app, OWNER)
     recid, _ = restricted_record(app, client)

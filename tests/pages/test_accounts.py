@@ -357,6 +357,7 @@ def test_password_change_ends_other_sessions_and_keeps_this_one(ada, app):
     assert sign_in(https_client(app), ADA, "a new long password").status_code == 303
 
 
+@pytest.mark.slow
 def test_reset_flow(ada, app):
     other = https_client(app)
     sign_in(other, ADA, PASSWORD)

@@ -124,6 +124,7 @@ def test_only_the_owner_edits_and_errors_show_beside_fields(app, client, curator
     assert client.get("/api/communities/ocean").json["title"] == "Ocean data"
 
 
+@pytest.mark.slow
 def test_the_owner_accepts_and_rejects_requests_on_the_curation_page(app, client, curator, make_token):
     author = {"Authorization": f"Bearer {make_token('author@example.org')}"}
     api = https_client(app)

@@ -131,6 +131,7 @@ def test_starting_needs_sign_in_and_a_button(client, app):
     assert {"/deposit/new", "/deposit/{dep_id}", "/deposit/{dep_id}/delete", "/deposit/{dep_id}/newversion"} <= set(paths)
 
 
+@pytest.mark.slow
 def test_save_every_field_and_repeatable_kind(owner, app, community):
     dep_id = start(owner)
     saved = submit(owner, dep_id, FILLED)
@@ -204,6 +205,7 @@ def test_errors_are_shown_beside_their_fields(owner):
     assert api(owner, dep_id)["metadata"] == {}  # nothing saved
 
 
+@pytest.mark.slow
 def test_publish_edit_discard_and_new_version(owner, app):
     dep_id = start(owner)
     # Publishing asks for what is missing, the files too, each beside its field.

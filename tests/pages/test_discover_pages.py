@@ -189,6 +189,7 @@ def test_bad_input_answers_a_page_never_a_500_or_json(module_client, corpus, pat
     assert answer.mimetype == "text/html"
 
 
+@pytest.mark.slow
 def test_a_kept_search_page_follows_publishes_edits_and_take_downs(client, auth, app):
     """Search pages are kept rendered by what they show: a guest's page after a publish, an edit or a take-down
     shows it at once, and a signed-in person never gets a guest's page."""

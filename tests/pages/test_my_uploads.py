@@ -59,6 +59,7 @@ def test_the_empty_state_offers_a_new_upload(owner):
     assert "Search your uploads" not in html
 
 
+@pytest.mark.slow
 def test_states_links_and_only_ones_own(owner, app):
     first = draft(owner, "Alpine lake temperatures")
     published = draft(owner, "Glacier mass balance")

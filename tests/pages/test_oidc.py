@@ -105,6 +105,7 @@ def test_a_verified_address_links_the_existing_password_account(app: Flask, clie
     assert signed_in_email(client) == "grace@example.org"
 
 
+@pytest.mark.slow
 def test_a_sign_up_nobody_confirmed_loses_its_password_to_the_verified_owner(app: Flask, client: FlaskClient,
                                                                              provider: StandInProvider) -> None:
     # Someone signs up in advance with another person's address, and never confirms it (they cannot).

@@ -109,6 +109,7 @@ def test_a_concept_id_moves_and_latest_redirects(client, auth):
     assert latest.status_code == 302 and latest.headers["Location"] == f"https://localhost/records/{second}"
 
 
+@pytest.mark.slow
 def test_an_older_version_says_a_newer_one_exists(client, auth):
     dep = published(client, auth, version="1")
     _, before = page(client, f"/records/{dep['id']}")  # a guest's page, kept until the record changes

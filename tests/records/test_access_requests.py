@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import pytest
 from helpers.factories import published
 from helpers.http import download, https_client
 from helpers.mailbox import body, sent_mail
@@ -54,6 +55,7 @@ def public_views(client, recid: int) -> tuple:  # type: ignore[no-untyped-def]
     return record, hit, re.sub(r"<responseDate>[^<]*</responseDate>", "", oai)
 
 
+@pytest.mark.slow
 def test_request_accept_download_expire_revoke(app, client, auth, make_token):
     browser = browser_of(app, READER)  # the same user as the token's
     reader = bearer(make_token, READER)

@@ -52,6 +52,7 @@ def test_an_external_doi_with_markup_is_escaped(client, auth):
     assert b"<b>" not in response.data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doi", ["10.5281/repository.99999", "10.9999/elsewhere", "not-a-doi", "10.5281/",
                                  "10.5281/repository." + "9" * 30, "x" * 3000])
 def test_a_doi_this_repository_does_not_have_is_404(client, auth, doi):

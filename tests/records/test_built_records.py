@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import orjson
+import pytest
 from helpers.factories import new_version, published
 from sqlalchemy import delete, select, update
 
@@ -60,6 +61,7 @@ def test_edit_rewrites_the_row(app, client, auth):
     assert row["updated"] == record_row(app, dep["id"]).updated
 
 
+@pytest.mark.slow
 def test_a_new_version_rewrites_the_older_ones(app, client, auth):
     first = published(client, auth, title="Versioned")
     second = new_version(client, auth, first, b"v2")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
 from helpers.factories import new_version, published
 from helpers.http import download, https_client
 
@@ -49,6 +50,7 @@ def _file(client, recid: int) -> str:  # type: ignore[no-untyped-def]
     return record["files"][0]["links"]["self"].replace(BASE, "")
 
 
+@pytest.mark.slow
 def test_the_reviews_traffic_is_counted_as_counter_says(app, client, auth, make_token):
     services = app.extensions["repository"]
     clock = services.clock = Clock(T0 - timedelta(hours=2))

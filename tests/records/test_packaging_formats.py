@@ -39,6 +39,7 @@ def _crate(response) -> zipfile.ZipFile:  # type: ignore[no-untyped-def]
     return archive
 
 
+@pytest.mark.slow
 def test_the_rocrate_archive_is_a_valid_crate_holding_the_files(client, auth, monkeypatch, tmp_path):
     record = _record(client, auth, upload_type="dataset")
     archive = _crate(client.get(f"/api/records/{record['id']}/files-archive?format=rocrate"))
@@ -55,6 +56,7 @@ def test_the_rocrate_archive_is_a_valid_crate_holding_the_files(client, auth, mo
     assert readings["contentSize"] == str(len(TABLE)) and readings["encodingFormat"] == "text/csv"
 
 
+@pytest.mark.slow
 def test_the_crate_metadata_through_the_record_api(client, auth, monkeypatch):
     record = _record(client, auth, upload_type="dataset")
     profile = "https://w3id.org/ro/crate/1.1"
@@ -92,6 +94,7 @@ def test_a_file_named_as_the_crate_metadata_is_a_conflict(client, auth):
     assert client.get(f"/api/records/{record['id']}/files-archive").status_code == 200  # a plain zip still
 
 
+@pytest.mark.slow
 def test_croissant_of_a_dataset_types_its_described_table(client, auth):
     record = _record(client, auth, upload_type="dataset")
     answer = client.get(f"/api/records/{record['id']}?format=croissant")
@@ -106,6 +109,7 @@ def test_croissant_of_a_dataset_types_its_described_table(client, auth):
     assert all(d["sha256"] and d["md5"] for d in document["distribution"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "upload_type"), [("croissant", "software"), ("codemeta", "dataset"),
                                                   ("cff", "publication")])
 def test_a_format_refuses_a_record_it_does_not_describe(client, auth, fmt, upload_type):

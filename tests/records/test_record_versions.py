@@ -4,6 +4,7 @@ redirect to the newest version whenever they are followed."""
 
 from datetime import timedelta
 
+import pytest
 from helpers.factories import publish, published, upload
 from helpers.http import download
 from lxml import etree
@@ -36,6 +37,7 @@ def local(url: str) -> str:
     return url[len(BASE):]
 
 
+@pytest.mark.slow
 def test_latest_links_redirect_to_the_newest_version(client, auth):
     first = published(client, auth, title="Versioned")
     record = client.get(f"/api/records/{first['id']}").json

@@ -93,6 +93,7 @@ def test_deleted_record_is_410(app, client, auth):
     assert gone.status_code == 410 and gone.json["status"] == 410
 
 
+@pytest.mark.slow
 def test_conditional_requests(client, auth):
     dep = published(client, auth)
     first = client.get(f"/api/records/{dep['id']}")
@@ -104,6 +105,7 @@ def test_conditional_requests(client, auth):
     assert bibtex.status_code == 200  # another representation, another tag
 
 
+@pytest.mark.slow
 def test_versions(client, auth):
     dep = published(client, auth)
     draft = client.post(f"{API}/{dep['id']}/actions/newversion", headers=auth).json["links"]["latest_draft"]
@@ -158,6 +160,7 @@ def ids(response) -> list[int]:  # type: ignore[no-untyped-def]
     return [h["id"] for h in response.json["hits"]["hits"]]
 
 
+@pytest.mark.slow
 def test_search_envelope_and_links(module_client, corpus, module_settings):
     body = module_client.get("/api/records/?size=2&page=2").json
     assert body["hits"]["total"] == 5 and len(body["hits"]["hits"]) == 2
@@ -218,6 +221,7 @@ def test_bad_search_parameters_are_400_naming_them(module_client, query, field):
     assert response.json["errors"][0]["field"] == field
 
 
+@pytest.mark.slow
 def test_a_cursor_walks_past_the_window(make_settings, make_token):
     client = https_client(create_app(make_settings(SEARCH_WINDOW=4)))
     auth = {"Authorization": f"Bearer {make_token()}"}

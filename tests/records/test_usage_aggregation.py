@@ -123,6 +123,7 @@ def test_streams_write_each_event_once_at_distinct_instants() -> None:
         assert len({event["created"] for event in events}) == 400
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_batched_decisions_are_the_per_event_ones(app, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     services = app.extensions["repository"]

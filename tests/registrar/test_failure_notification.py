@@ -45,6 +45,7 @@ def retry(app, times: int = 1) -> None:  # type: ignore[no-untyped-def]
         app.extensions["repository"].indexer.process_pending(now=utcnow() + dt.timedelta(days=1))
 
 
+@pytest.mark.slow
 def test_the_depositor_is_mailed_once_per_streak(app, author, standin: DataCiteStandin, caplog):
     client = https_client(app)
     standin.fail(503, times=5)  # the publish's own attempt, then four retries
@@ -87,6 +88,7 @@ def test_a_passing_failure_tells_no_one(app, author, standin: DataCiteStandin):
     assert dep["doi"] in standin.dois and sent_mail(app) == []
 
 
+@pytest.mark.slow
 def test_zero_mails_no_one(make_settings, standin: DataCiteStandin):  # type: ignore[no-untyped-def]
     settings = make_settings(REGISTRAR="datacite", DATACITE_URL=standin.url, DATACITE_USERNAME=standin.username,
                              DATACITE_PASSWORD=standin.password, DOI_PREFIX="10.5072", DOI_FAILURE_NOTIFY_ATTEMPTS=0)

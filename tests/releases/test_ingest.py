@@ -6,6 +6,7 @@ import io
 import json
 import zipfile
 
+import pytest
 from helpers.releases import ALICE, REPOS, archive, deliver, enable, wait_for
 
 DEPOSITS = "/api/deposit/depositions"
@@ -41,6 +42,7 @@ def test_another_account_cannot_take_an_enabled_repository(client, auth, make_to
     assert response.status_code == 409 and "another account" in response.json["message"]
 
 
+@pytest.mark.slow
 def test_release_with_derived_defaults_only(client, auth, project):
     repo = enable(client, auth)
     body = "## What's new\n\n* **Greets** the world\n\n<script>alert(1)</script>"
@@ -70,6 +72,7 @@ def test_release_with_derived_defaults_only(client, auth, project):
     assert client.get(repo["links"]["self"], headers=auth).json["conceptrecid"] == dep["conceptrecid"]
 
 
+@pytest.mark.slow
 def test_service_json_overrides_the_defaults_key_by_key(client, auth, project):
     service = {"title": "Tool: a greeter", "creators": [{"name": "Archer, Alice", "orcid": "0000-0002-1825-0097"}],
                "keywords": ["greeting"], "license": "apache-2.0"}  # fmt: skip
@@ -84,6 +87,7 @@ def test_service_json_overrides_the_defaults_key_by_key(client, auth, project):
     assert metadata["description"] == "<p>Notes.</p>" and metadata["version"] == "v1.1.0"  # still derived
 
 
+@pytest.mark.slow
 def test_zenodo_json_is_read_when_there_is_no_service_json(client, auth, project):
     project.repo.commit(ALICE, {".zenodo.json": json.dumps({"metadata": {"keywords": ["legacy"]}})})
     project.repo.tag("v1.1.0")
@@ -120,6 +124,7 @@ def test_broken_json_reports_line_and_column(client, auth, project):
     assert (error["line"], error["column"]) == (3, 18) and "not valid JSON" in error["message"]
 
 
+@pytest.mark.slow
 def test_citation_cff_only(client, auth, project):
     cff = """cff-version: 1.2.0
 message: If you use this software, please cite it.
@@ -149,6 +154,7 @@ version: 0.0.1
     assert metadata["version"] == "v1.2.0"  # the tag, not CITATION.cff's often stale version
 
 
+@pytest.mark.slow
 def test_second_release_becomes_a_new_version(client, auth, project):
     repo = enable(client, auth)
     first = archive(client, auth, repo, project, "v1.0.0")
@@ -168,6 +174,7 @@ def test_second_release_becomes_a_new_version(client, auth, project):
     assert sorted(r["id"] for r in hits.json) == sorted([old["id"], new["id"]])
 
 
+@pytest.mark.slow
 def test_duplicate_delivery_is_refused_after_the_first(client, auth, project):
     repo = enable(client, auth)
     project.release("v1.0.0")
@@ -209,6 +216,7 @@ def test_ping_and_other_events_are_answered_without_archiving(client, auth, proj
     assert client.get(repo["links"]["releases"], headers=auth).json == []
 
 
+@pytest.mark.slow
 def test_private_repository_token_failure_is_readable_and_can_be_retried(client, auth, project, standin):
     project.token = "good-token"
     repo = enable(client, auth, token="stale-token")
@@ -240,6 +248,7 @@ def test_a_failure_after_the_draft_leaves_no_deposit_and_no_file(client, auth, p
     assert [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()] == []
 
 
+@pytest.mark.slow
 def test_a_users_own_new_version_draft_is_left_alone(client, auth, project):
     repo = enable(client, auth)
     first = archive(client, auth, repo, project, "v1.0.0")

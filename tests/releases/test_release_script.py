@@ -34,6 +34,7 @@ def run(capsys, settings, checkout: GitRepo, tag: str, *extra: str) -> tuple[int
     return code, out, err
 
 
+@pytest.mark.slow
 def test_release_from_a_local_checkout_then_a_new_version(client, auth, settings, checkout, capsys):
     code, out, err = run(capsys, settings, checkout, "v1.0.0", "--tree-url", "https://git.example/lab/prog/v1.0.0")
     assert code == 0, err
@@ -60,6 +61,7 @@ def test_release_from_a_local_checkout_then_a_new_version(client, auth, settings
     assert code == 2 and "already been received" in err
 
 
+@pytest.mark.slow
 def test_a_failing_release_prints_its_errors(settings, checkout, capsys):
     checkout.commit(ALICE, {".service.json": '{"upload_type": "sofware"}'})
     checkout.tag("v2.0.0")

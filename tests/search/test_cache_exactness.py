@@ -205,6 +205,7 @@ def replay(tmp_path_factory: Any, ops: list[Op], writers: list[bool]) -> None:
         other._lease.end()
 
 
+@pytest.mark.slow
 def test_facet_counts_stay_exact_before_during_and_after_a_merge(tmp_path: Path) -> None:
     """The first segment holds 150 keywords twice each and `zed` once, the second `zed` 15 times: an engine that
     keeps each segment's most frequent keywords only (tantivy's terms aggregation, asked as OpenSearch is) counts

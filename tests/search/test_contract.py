@@ -299,6 +299,7 @@ def test_scripts_other_than_latin_are_findable(fresh):
     assert ids(run(fresh, q="title:münster")) == [8]
 
 
+@pytest.mark.slow
 def test_rebuild_and_swap_keep_searches_working_and_lose_no_write(fresh):
     docs = [to_index_document(r) for r in RECORDS[:10]]
     fresh.index(docs)

@@ -48,6 +48,7 @@ def _expected(records: list[dict], keep, sort: str) -> list[int]:  # type: ignor
     return [recid for _, recid in sorted(chosen, reverse=not sort.startswith("-"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sort", ["mostrecent", "-mostrecent", "mostviewed", "-mostviewed"])
 @pytest.mark.parametrize(("args", "keep"), [
     ({}, lambda r: True),
@@ -145,6 +146,7 @@ def _key_order(sort: str, records: list[dict]) -> list[int]:
     return [r["id"] for r in sorted(records, key=key, reverse=sort.startswith("-"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sort", ["publication_date", "-publication_date", "version", "-version"])
 @pytest.mark.parametrize(("args", "keep"), [
     ({}, lambda r: True),

@@ -104,6 +104,7 @@ def random_record(rng: random.Random, recid: int) -> dict[str, Any]:
                                     (12, 0, 12, False), (20, 10**9, 0, False), (1, 10**9, 0, False),
                                     (30, 0, 20, True), (12, 0, 12, True), (12, 0, 5, True)])
 # A second seed walks the same paths with other data: seconds more, so it runs in the full suite.
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_facets_equal_counts_made_one_document_at_a_time(tmp_path, monkeypatch, seed, limits):
     for name, value in zip(("SEGMENT_TOP", "MANY", "CANDIDATES"), limits[:3], strict=True):

@@ -37,6 +37,7 @@ def _dates(client, query: str) -> list[str]:  # type: ignore[no-untyped-def]
     return [hit["metadata"]["publication_date"] for hit in response.json["hits"]["hits"]]
 
 
+@pytest.mark.slow
 def test_every_record_is_found_in_the_order_of_its_date(module_client, dated):
     assert _dates(module_client, "sort=publication_date") == DATES
     assert _dates(module_client, "sort=-publication_date") == DATES[::-1]

@@ -99,6 +99,7 @@ def operations(listener: Listener) -> list[str]:
     return [c.operation.spec["x-operation-group"] if c.operation else "?" for c in listener.checks]
 
 
+@pytest.mark.slow
 def test_first_use_installs_the_template_and_an_aliased_index(listener, backend):
     assert backend.ping() is True
     run(backend)

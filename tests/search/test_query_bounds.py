@@ -84,6 +84,7 @@ def test_ordinary_queries_stay_within_the_bounds(module_client, q):
     assert module_client.get(RECORDS, query_string={"q": q}).status_code == 200
 
 
+@pytest.mark.slow
 def test_bounded_queries_still_find_records(client, auth):
     record = published(client, auth, title="Aardvark burrows", keywords=["zoology"])
     for q in ("aard*", "title:aard*k", "a**dvark", f"recid:[0 TO {2**63 - 1}]", "title:/aard.ark/"):
@@ -127,6 +128,7 @@ def windowed(module_make_settings, module_auth):  # type: ignore[no-untyped-def]
     app.extensions["repository"].db.dispose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CURSOR_PAYLOADS)
 def test_validly_signed_cursors_with_wrong_fields_are_400(windowed, name):
     app, client = windowed, https_client(windowed)

@@ -1,6 +1,7 @@
 """The per-process search result cache: repeated searches answer the same, and any commit (here or in another
 process) makes the next search see the new index."""
 
+import pytest
 from helpers.factories import publish, published
 from helpers.search import run
 
@@ -13,6 +14,7 @@ API = "/api/deposit/depositions"
 FORMATS = ("v1", "json", "bibtex", "datacite", "marcxml", "dc", "csl", "jsonld")
 
 
+@pytest.mark.slow
 def test_repeated_searches_answer_the_same_in_every_format(client, auth):
     published(client, auth, title="Cached answers about moorland", keywords=["moorland"])
     published(client, auth, title="Another moorland study")

@@ -38,6 +38,7 @@ def test_every_golden_record_is_a_valid_detached_crate(records, ctx, name, monke
     assert rocrate_issues(monkeypatch, metadata=rocrate.crate(records[name], ctx)) == []
 
 
+@pytest.mark.slow
 def test_the_dataset_is_a_valid_crate_in_both_forms(records, ctx, monkeypatch, tmp_path):
     record = records["dataset"]
     assert rocrate_issues(monkeypatch, metadata=rocrate.crate(record, ctx)) == []
@@ -46,11 +47,13 @@ def test_the_dataset_is_a_valid_crate_in_both_forms(records, ctx, monkeypatch, t
     assert rocrate_issues(monkeypatch, folder=tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_validator_finds_a_packaged_crate_missing_a_file_invalid(records, ctx, monkeypatch, tmp_path):
     (tmp_path / rocrate.METADATA_NAME).write_bytes(rocrate.render_packaged(records["dataset"], ctx))
     assert rocrate_issues(monkeypatch, folder=tmp_path)  # readings.csv is not there
 
 
+@pytest.mark.slow
 def test_the_validator_finds_a_crate_without_license_invalid(records, ctx, monkeypatch):
     document = rocrate.crate(records["article"], ctx)
     root = next(entity for entity in document["@graph"] if entity["@id"] == "./")
@@ -80,6 +83,7 @@ def test_a_packaged_crate_names_each_file_by_its_path(records, ctx):
 
 # --- Croissant ---------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _of_type("dataset"))
 def test_golden_datasets_load_in_mlcroissant(records, ctx, name):
     assert croissant_warnings(croissant.croissant(records[name], ctx)) == set()

@@ -30,6 +30,7 @@ def _data(size: int) -> bytes:
 
 
 # Ids that need the field's 1, 2 and 4 bytes (the encoder picks the shortest), sizes either side of a single segment.
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(dict_id=st.sampled_from([0, 1, 200, 255, 256, 40_000, 65_535, 65_536, 2**31 + 5, 2**32 - 1]),
        size=st.sampled_from([0, 1, 100, 5_000, 200_000]),

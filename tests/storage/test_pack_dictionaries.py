@@ -73,6 +73,7 @@ def _fresh_answers(settings, auth, recids: list[int]) -> dict[str, bytes]:  # ty
         services.db.dispose()
 
 
+@pytest.mark.slow
 def test_values_packed_with_dictionaries_give_every_answer_as_before_and_the_downgrade_unpacks_them(
         app, client, auth, settings):  # fmt: skip
     recids = _publish_some(client, auth)
@@ -99,6 +100,7 @@ def test_values_packed_with_dictionaries_give_every_answer_as_before_and_the_dow
     assert _fresh_answers(settings, auth, recids) == before
 
 
+@pytest.mark.slow
 def test_a_newer_dictionary_packs_later_values_and_the_older_ones_stay_readable(app, client, auth, settings):
     recids = _publish_some(client, auth)
     db = app.extensions["repository"].db
@@ -121,6 +123,7 @@ def test_a_newer_dictionary_packs_later_values_and_the_older_ones_stay_readable(
     assert {k: records_after[k] for k in records_before} == records_before and newer in records_after
 
 
+@pytest.mark.slow
 def test_another_process_reads_and_writes_with_the_dictionaries_one_trained(app, client, auth, settings):
     recids = _publish_some(client, auth)
     db = app.extensions["repository"].db
@@ -139,6 +142,7 @@ def test_another_process_reads_and_writes_with_the_dictionaries_one_trained(app,
     assert _packed_with(db)["built_records.record"] == {trained["built_records.record"]}
 
 
+@pytest.mark.slow
 def test_the_worker_trains_once_there_are_enough_values_then_packs_the_older_ones_a_few_at_a_pass(
         app, client, auth, monkeypatch):  # fmt: skip
     recids = _publish_some(client, auth)
@@ -158,6 +162,7 @@ def test_the_worker_trains_once_there_are_enough_values_then_packs_the_older_one
     assert tending() == 0  # nothing left until the next check
 
 
+@pytest.mark.slow
 def test_the_command_trains_what_is_missing_and_packs_every_value_with_it(app, client, auth, settings, capsys):
     recids = _publish_some(client, auth)
     before = answers(client, auth, recids)

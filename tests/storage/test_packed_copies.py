@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 from alembic import command
 from helpers.answers import answers as _answers
 from helpers.factories import edit, published, published_restricted
@@ -26,6 +27,7 @@ from repository.storage.tables.derived import built_records, renditions
 from repository.worker import reindex
 
 
+@pytest.mark.slow
 def test_the_migration_down_and_up_again_keeps_every_answer(app, client, auth, settings):
     recids = [published(client, auth, content=b"x" * n, title=f"Packed record {n}")["id"] for n in (1, 2)]
     recids.append(published_restricted(client, auth, title="Packed closed")["id"])

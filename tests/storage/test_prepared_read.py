@@ -112,6 +112,7 @@ def test_a_connection_lost_mid_read_is_invalidated(db, database_url):
         assert db.prepared(STATEMENT).first({"since": datetime(2025, 1, 1), "email": "a@example.org", "doc": {}})
 
 
+@pytest.mark.slow
 def test_threads_reading_through_a_statement_not_yet_compiled_all_get_its_row(db):
     # A worker's first record reads arrive together (a load test, a crawler): each thread found the statement not yet
     # compiled and compiled it, appending the result columns to whichever list the attribute held at that moment, so

@@ -66,6 +66,7 @@ def _fresh(settings, auth, recids):  # type: ignore[no-untyped-def]
         app.extensions["repository"].db.dispose()
 
 
+@pytest.mark.slow
 def test_the_column_is_filled_from_the_metadata_and_every_answer_stays(app, client, auth, settings):
     recids = _publish_each_right(client, auth)
     ids = list(recids.values())

@@ -137,6 +137,7 @@ def test_bad_paging_is_400_naming_the_parameter(client, query, fields):
     assert [error["field"] for error in response.json["errors"]] == fields
 
 
+@pytest.mark.slow
 def test_largest_page_size_is_accepted(client):
     body = client.get("/api/licenses/?size=1000").json
     assert len(body["hits"]["hits"]) == min(1000, body["hits"]["total"])

@@ -105,6 +105,7 @@ def test_too_little_free_disk_is_a_503(make_settings):
     assert operator["min_free_bytes"] == 10**18 and operator["free_bytes"] < 10**18
 
 
+@pytest.mark.slow
 def test_an_outbox_entry_waiting_too_long_is_a_503(make_settings):
     # DataCite cannot be reached: the publish's DOI registration stays in the outbox. The token is made through this
     # app: the `make_token` fixture would build the default app on the same database, whose background thread (with

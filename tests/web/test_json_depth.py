@@ -45,6 +45,7 @@ def test_metadata_validate(client, depth):
     assert any("nested deeper than" in e["message"] for e in response.json["errors"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", DEEP)
 def test_metadata_validate_cff(client, depth):
     cff = b"cff-version: 1.2.0\ntitle: " + nested(depth) + b"\n"

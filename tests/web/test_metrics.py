@@ -71,6 +71,7 @@ def test_unknown_methods_are_one_series(make_settings):
     assert value(scraped, "repository_http_requests_total", endpoint="unmatched", method="other", status="405") == 5
 
 
+@pytest.mark.slow
 def test_counters_move_with_the_requests(make_settings, make_token):
     client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN, RATELIMIT_GUEST="3/minute")))
     before = scrape(client)
@@ -89,6 +90,7 @@ def test_counters_move_with_the_requests(make_settings, make_token):
     assert sent - value(before, "repository_http_sent_bytes_total", endpoint="root.index") > 3 * 100
 
 
+@pytest.mark.slow
 def test_gauges_read_the_database_and_the_index(make_settings, make_token):
     client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN)))
     auth = {"Authorization": f"Bearer {make_token()}"}

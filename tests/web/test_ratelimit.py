@@ -40,6 +40,7 @@ def test_exceeding_the_limit_gives_429_error_object(make_settings):
     assert refused.headers["X-RateLimit-Remaining"] == "0"
 
 
+@pytest.mark.slow
 def test_users_are_counted_per_user_not_per_address(make_settings, make_token):
     app = create_app(make_settings(RATELIMIT_USER="2/minute"))
     token = make_token()
@@ -149,6 +150,7 @@ def test_counter_file_grows_and_stays_exact_with_many_clients(tmp_path):
     assert {first.get_window_stats(limit, who).remaining for who in clients[1::97]} == {1}
 
 
+@pytest.mark.slow
 def test_counter_file_loses_no_hit_between_processes(tmp_path):
     import subprocess
     import sys

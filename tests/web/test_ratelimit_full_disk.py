@@ -33,6 +33,7 @@ def test_the_counter_file_has_its_blocks_when_made(small_disk):
         storage.close()
 
 
+@pytest.mark.slow
 def test_a_full_disk_never_kills_the_process_writing_counters(small_disk):
     """Made on an empty disk, then the disk filled: counting thousands of keys (every page of the table written,
     and a growth the disk cannot hold) raises OSError at worst, never SIGBUS. In a child process: a SIGBUS there

@@ -183,6 +183,7 @@ def test_a_draft_file_has_no_signposting(client, auth):
     assert answer.status_code == 200 and "Link" not in answer.headers
 
 
+@pytest.mark.slow
 def test_many_files_leave_the_items_to_the_linkset(client, auth):
     """Past the header budget the landing page leaves out every `item` (none half listed); the linkset keeps
     them all."""

@@ -56,6 +56,7 @@ def read_sitemaps(client) -> tuple[list[tuple[str, str | None]], dict[str, list[
     return listed, files
 
 
+@pytest.mark.slow
 def test_every_published_version_is_listed_once_with_its_last_change(client, auth):
     first = published(client, auth, title="First")
     more = [published(client, auth, title=f"Record {n}")["id"] for n in range(4)]

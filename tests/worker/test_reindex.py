@@ -16,6 +16,7 @@ from repository.worker import reindex
 from scripts import takedown, worker
 
 
+@pytest.mark.slow
 def test_reindex_and_check(app, client, auth, settings, capsys):
     made = [published(client, auth, title=f"Record {i}", content=f"{i}".encode())["id"] for i in range(3)]
     assert scripts.reindex.main(["--check", "--quiet"], settings) == 0
@@ -58,6 +59,7 @@ def test_check_catches_a_stale_revision(app, client, auth, settings, capsys):
     assert "revision 1, the database has 2" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_worker_applies_pending_rows(client, auth, monkeypatch, settings, capsys):
     published(client, auth)
     for name in ("INSTANCE_PATH", "DATABASE_URL", "SECRET_KEY", "BASE_URL"):
@@ -94,6 +96,7 @@ def sample(client, auth) -> list[dict]:  # type: ignore[no-untyped-def]
     ]
 
 
+@pytest.mark.slow
 def test_reindex_from_stored_documents_equals_a_rebuild_from_scratch(client, auth, settings, capsys):
     sample(client, auth)
     live = answers(client)  # as the indexer wrote them, one by one
@@ -104,6 +107,7 @@ def test_reindex_from_stored_documents_equals_a_rebuild_from_scratch(client, aut
     assert capsys.readouterr().out.count("index check passed") == 2
 
 
+@pytest.mark.slow
 def test_stale_and_missing_rows_are_rebuilt(app, client, auth, settings):
     fresh = published(client, auth, title="Fresh copy", content=b"1")
     stale = published(client, auth, title="Stale copy", content=b"2")
@@ -127,6 +131,7 @@ def test_stale_and_missing_rows_are_rebuilt(app, client, auth, settings):
     assert missing["id"] in rows
 
 
+@pytest.mark.slow
 def test_writes_during_a_rebuild_reach_the_new_index(app, client, auth, settings):
     services = app.extensions["repository"]
     edited = published(client, auth, title="Title before the rebuild", content=b"1")
@@ -202,6 +207,7 @@ def test_leaving_a_read_ahead_early_stops_its_thread_and_closes_the_source():
     assert not any(t.name == "read-ahead" for t in threading.enumerate())
 
 
+@pytest.mark.slow
 def test_documents_stored_before_the_distinct_counts_are_upgraded_not_built_again(app, client, auth, settings,
                                                                                    monkeypatch):
     # As after upgrading from a release whose documents lacked the per-record distinct-term counts (form d1): the
