@@ -288,6 +288,15 @@ class Settings:
         50 * 1024 * 1024, "Read rate of scripts/fixity.py (re-hashing stored files), so the check does not starve "
         "downloads; 0: unthrottled.", _positive_int,
     )
+    RECORD_DELETE_DAYS: int = setting(
+        30, "Days after a version is first published during which its owner may delete it (a tombstone stays); "
+        "later only a deletion request to the administrators. 0: owners never delete.", _positive_int,
+    )
+    FILES_EDIT_DAYS: int = setting(
+        30, "Days after a version is first published during which its owner may unlock its files once to fix "
+        "them (same DOI, every change kept in the file history); later only a new version. 0: never.",
+        _positive_int,
+    )
     MAX_JSON_BYTES: int = setting(2_000_000, "Largest accepted JSON request body, in bytes.", _positive_int)
     MAX_MULTIPART_BYTES: int = setting(
         100 * 1024 * 1024, "Largest file accepted by the old multipart files interface, in bytes.", _positive_int

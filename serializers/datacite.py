@@ -104,6 +104,17 @@ def _dates(md: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def _file_fixes(record: dict[str, Any]) -> list[dict[str, str]]:
+    """One `Updated` date per publish that fixed the version's files (its `files_history`), saying which changed:
+    the DOI's metadata tells that its content changed after publication (docs/researchers/corrections.md)."""
+    fixes: dict[str, list[str]] = {}
+    for change in record.get("files_history", []):
+        fixes.setdefault(change["changed"], []).append(f"{change['key']} {change['action']}")
+    return [{"date": changed[:10], "dateType": "Updated",
+             "dateInformation": "Files changed after publication: " + ", ".join(what)}
+            for changed, what in fixes.items()]  # fmt: skip
+
+
 def _rights(md: dict[str, Any], ctx: RenderContext) -> list[dict[str, str]]:
     out = []
     lic = license_info((md.get("license") or {}).get("id"), ctx.licenses)
@@ -201,7 +212,7 @@ def datacite_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
         "publicationYear": year_of(md.get("publication_date")),
         "subjects": subjects,
         "contributors": contributors,
-        "dates": _dates(md),
+        "dates": _dates(md) + _file_fixes(record),
         "language": language_alpha2(md.get("language")),
         "types": {"resourceTypeGeneral": info.datacite, "resourceType": info.title},
         "alternateIdentifiers": alternates,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 import requests
+from helpers.clock import Clock
 from helpers.http import free_port, https_client
 from helpers.opensearch_node import drop_indices
 from sqlalchemy import URL, create_engine, make_url, text
@@ -304,6 +305,14 @@ def app(settings: Settings):  # type: ignore[no-untyped-def]
 def client(app):  # type: ignore[no-untyped-def]
     """A test client speaking HTTPS to the app."""
     return https_client(app)
+
+
+@pytest.fixture
+def clock(app) -> Clock:  # type: ignore[no-untyped-def]
+    """The app's clock (`services.clock`), under the test's control: time passes by moving it."""
+    value = Clock()
+    app.extensions["repository"].clock = value
+    return value
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import secure_filename
 
 from repository.datadesc import checks
-from repository.deposits import actions
+from repository.deposits import actions, filefix
 from repository.deposits.representation import file_json
 from repository.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from repository.files import buckets, quotas
@@ -96,6 +96,7 @@ def upload(dep_id: int) -> Response:
     stored = store.write(upload.stream, limit=limit)
     try:
         with services().db.write() as conn:
+            filefix.refuse_same_file(conn, dep, key, stored.checksum)
             obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False, quota=quota, field="file")
             checks.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:

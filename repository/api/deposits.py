@@ -113,7 +113,7 @@ def delete_view(dep_id: int) -> Response:
 def publish_view(dep_id: int) -> Response:
     """Publish: needs every required field and at least one file; creates the record and its DOI. 202."""
     with services().db.write() as conn:
-        ctx = actions.Context(services().settings, _lookups(conn))
+        ctx = actions.Context(services().settings, _lookups(conn), services().files)
         actions.publish(conn, ctx, dep_id, caller().user_id)
     return _render(dep_id, 202)
 
@@ -136,7 +136,7 @@ def edit_view(dep_id: int) -> Response:
 def discard_view(dep_id: int) -> Response:
     """Drop the changes of the edit session: 201; 400 when not being edited."""
     with services().db.write() as conn:
-        actions.discard(conn, dep_id, caller().user_id)
+        actions.discard(conn, dep_id, caller().user_id, services().files)
     return _render(dep_id, 201)
 
 

@@ -15,6 +15,7 @@ from werkzeug.routing import PathConverter
 from repository import urls
 from repository.accounts.tokens import Identity
 from repository.datadesc import checks
+from repository.deposits import filefix
 from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from repository.files import buckets, digests, multipart, owners, quotas
@@ -97,7 +98,7 @@ def put_object(bucket_id: str, key: str) -> Response:
     expected = digests.expected_digests(request.headers)
     store, quota = services().files, quotas.Quota.of(services().settings)
     with services().db.read() as conn:
-        owners.writable_deposit(conn, bucket_id, caller())
+        dep = owners.writable_deposit(conn, bucket_id, caller())
         if buckets.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
         credit = quotas.replaced_size(conn, bucket_id, key)
@@ -114,6 +115,7 @@ def put_object(bucket_id: str, key: str) -> Response:
     try:
         digests.verify(expected, {"md5": stored.checksum.removeprefix("md5:"), "sha256": stored.sha256}, body)
         with services().db.write() as conn:
+            filefix.refuse_same_file(conn, dep, key, stored.checksum)
             obj, replaced = buckets.put_object(conn, bucket_id, key, stored, quota=quota)
             if replaced:
                 buckets.release_files(conn, store, [replaced])
@@ -159,6 +161,9 @@ def multipart_post(bucket_id: str, key: str) -> Response:
         store = svc.files
 
         def changed(conn: Connection, obj: buckets.ObjectRow) -> None:
+            # Raised here, the completion rolls back: a fixed version's file with its published content is a no-op.
+            filefix.refuse_same_file(conn, owners.writable_deposit(conn, bucket_id, caller()), obj["key"],
+                                     obj["checksum"])
             checks.file_changed(conn, store, bucket_id, obj["key"])
 
         obj = multipart.complete(svc.db, store, bucket_id, key, upload_id, caller(), changed,

@@ -1,4 +1,4 @@
-"""Records and releases: takedowns, archiving a release from a checkout."""
+"""Records and releases: takedowns, the owners' deletion requests, archiving a release from a checkout."""
 
 from __future__ import annotations
 
@@ -26,6 +26,23 @@ def takedown(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.db.write() as conn:
         take_down(conn, args.recid)  # the outbox is applied after the commit: out of search on return
     print(f"record {args.recid} taken down")
+    return 0
+
+
+@command("deletion-requests", needs="database")
+def deletion_requests(args: argparse.Namespace, ctx: Context) -> int:
+    """List the owners' open requests to delete a version (docs/operators/corrections.md), oldest first: request
+    id, record id, date, user id, reason, note; `takedown --recid` deletes one and closes its requests."""
+    from repository.records.deletion import open_requests
+    from repository.timeutil import isoformat
+
+    with ctx.db.read() as conn:
+        found = open_requests(conn)
+    for request in found:
+        note = " ".join(request["note"].split())
+        print(f"{request['id']}\t{request['recid']}\t{isoformat(request['created'])}\t{request['user_id']}\t"
+              f"{request['reason']}\t{note}")
+    print(f"{len(found)} open deletion request(s)", file=sys.stderr)
     return 0
 
 

@@ -16,9 +16,10 @@ from repository import outbox
 from repository.communities import inclusions, notifications
 from repository.config import Settings
 from repository.datadesc import checks
-from repository.deposits import pids
-from repository.errors import BadRequest, Conflict, Forbidden, NotFound, ValidationError, field_error
+from repository.deposits import filefix, pids
+from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, ValidationError, field_error
 from repository.files import buckets, multipart
+from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
@@ -34,6 +35,8 @@ class Context:
 
     settings: Settings
     lookups: MetadataLookups
+    # Releases the files a version fixed in place no longer names (docs/researchers/corrections.md#fixing-files).
+    store: FileStore | None = None
 
 
 def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False) -> dict:
@@ -184,6 +187,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     # objects are listed once, then checked, validated and snapshotted as they are.
     buckets.hold_bucket(conn, dep["bucket_id"])
     objs = buckets.list_objects(conn, dep["bucket_id"]) if dep["status"] == "draft" else []
+    files_session = filefix.in_session(conn, dep)
     dep["version_draft"] = is_version_draft(conn, dep)
     errors: list[dict] = []
     try:
@@ -233,6 +237,10 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 .values(conceptdoi=pids.service_doi(ctx.settings, dep["conceptrecid"]))
             )
     else:
+        if files_session:
+            freed = filefix.publish_files(conn, ctx.settings, dep, owner_id)
+            if ctx.store is not None:
+                buckets.release_files(conn, ctx.store, freed)
         conn.execute(
             update(records)
             .where(records.c.id == recid)
@@ -282,6 +290,8 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
     if dep["editing"]:
         raise BadRequest("The deposition is already being edited (state inprogress).")
     record = get_record_row(conn, dep_id)
+    if record is not None and record["deleted"] is not None:
+        raise Gone("This version is deleted: it cannot be edited.")
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))
@@ -295,12 +305,17 @@ def _published_record(conn: Connection, recid: int) -> dict:
     return record
 
 
-def discard(conn: Connection, dep_id: int, owner_id: int) -> None:
-    """Drop the changes of the edit session: the metadata goes back to the published record's."""
+def discard(conn: Connection, dep_id: int, owner_id: int, store: FileStore | None = None) -> None:
+    """Drop the changes of the edit session: the metadata goes back to the published record's, and so do the files
+    of a files session (the files uploaded in it are released through `store`)."""
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if not dep["editing"]:
         raise BadRequest("The deposition is not being edited: there is nothing to discard.")
     _published_record(conn, dep_id)  # raises if the record is missing: the metadata is about to become its
+    if filefix.in_session(conn, dep):
+        freed = filefix.discard_files(conn, dep)
+        if store is not None:
+            buckets.release_files(conn, store, freed)
     conn.execute(
         update(deposits)
         .where(deposits.c.id == dep_id)
@@ -319,7 +334,10 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
         .where(concepts.c.id == dep["conceptrecid"])
         .values(lock_version=concepts.c.lock_version + 1)
     )
-    latest = version_ids(conn, dep["conceptrecid"])[-1]
+    live = version_ids(conn, dep["conceptrecid"])
+    if not live:
+        raise Gone("Every version of this record is deleted: start a new upload instead.")
+    latest = live[-1]
     if latest != dep_id:
         raise BadRequest(f"Only the latest version can get a new version: use deposition {latest}.")
     if dep["doi_external"]:

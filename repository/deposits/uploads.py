@@ -6,7 +6,7 @@ that says what to do instead."""
 from __future__ import annotations
 
 from repository.datadesc import checks
-from repository.deposits import actions
+from repository.deposits import actions, filefix
 from repository.errors import BadRequest, Forbidden, PayloadTooLarge
 from repository.files import buckets, quotas
 from repository.files.keys import check_key
@@ -19,7 +19,8 @@ PUBLISHED = "This upload is published: its files cannot change any more. Make a 
 
 def _writable(conn: Connection, dep_id: int, owner_id: int) -> dict:
     dep = actions.get_deposit(conn, dep_id, owner_id)
-    if dep["status"] == "published" or buckets.get_bucket(conn, dep["bucket_id"])["locked"]:
+    # A published deposition's bucket is locked, but during a files session (deposits.filefix).
+    if buckets.get_bucket(conn, dep["bucket_id"])["locked"]:
         raise Forbidden(PUBLISHED)
     return dep
 
@@ -49,6 +50,7 @@ def add_file(db: Database, store: FileStore, quota: quotas.Quota, dep_id: int, o
         raise quotas.exceeded(room[1], None, "file") from None
     try:
         with db.write() as conn:
+            filefix.refuse_same_file(conn, dep, key, stored.checksum)
             obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False, quota=quota,
                                         field="file")
             checks.file_changed(conn, store, dep["bucket_id"], key)

@@ -243,6 +243,26 @@ def snapshot(conn: Connection, source_bucket: str, locked: bool, listed: list[Ob
     return target
 
 
+def resync(conn: Connection, source_bucket: str, target: str, listed: list[ObjectRow]) -> list[str]:
+    """Make `target` hold the objects `listed` of `source_bucket` (its lock kept as it is): a version's files fixed
+    in its deposit's bucket become the record's (docs/researchers/corrections.md#fixing-files). Returns the file ids
+    `target` pointed at before, for `release_files`."""
+    hold_bucket(conn, target)
+    before = [o["file_id"] for o in list_objects(conn, target)]
+    conn.execute(delete(objects).where(objects.c.bucket_id == target))
+    now = utcnow()
+    for obj in listed:
+        conn.execute(insert(objects).values(version_id=str(uuid.uuid4()), bucket_id=target, key=obj["key"],
+                                            file_id=obj["file_id"], mimetype=obj["mimetype"],
+                                            position=obj["position"], created=now, updated=now))  # fmt: skip
+    conn.execute(update(buckets).where(buckets.c.id == target).values(updated=now))
+    return before
+
+
+def unlock(conn: Connection, bucket_id: str) -> None:
+    conn.execute(update(buckets).where(buckets.c.id == bucket_id).values(locked=False, updated=utcnow()))
+
+
 def lock(conn: Connection, bucket_id: str) -> None:
     conn.execute(update(buckets).where(buckets.c.id == bucket_id).values(locked=True, updated=utcnow()))
 

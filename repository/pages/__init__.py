@@ -6,6 +6,7 @@
 - access: access requests for restricted records (asking, deciding, the owner's list);
 - my_uploads: the signed-in user's depositions (`/deposit`); deposit_files: the deposit form's file area;
 - deposit: the deposit form (`/deposit/new`, `/deposit/<id>`, a deposition's `links.html`) and its actions;
+- corrections: a published version's deletion (or deletion request) and files unlock, from the deposit page;
 - records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
 - discover: the front page (`/`) and record search (`/search`) with facets;
 - communities: the communities list, a community's page (its `links.html`), create/edit, curation;
@@ -20,6 +21,7 @@ from repository.pages import (
     applications,
     base,
     communities,
+    corrections,
     deposit,
     deposit_files,
     discover,
@@ -31,7 +33,7 @@ from repository.pages import (
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
-             deposit.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp):
+             deposit.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -105,7 +105,8 @@ def submit(dep_id: int) -> BaseResponse:
         return redirect(urls.deposit_html("", dep_id), 303)
     try:
         with services().db.write() as conn:
-            actions.publish(conn, actions.Context(services().settings, DatabaseLookups(conn)), dep_id, user["id"])
+            ctx = actions.Context(services().settings, DatabaseLookups(conn), services().files)
+            actions.publish(conn, ctx, dep_id, user["id"])
     except ApiError as exc:
         # Saved, then refused: the form shows the saved metadata, whose indexes the publish errors name.
         stored = _deposition(dep_id, user["id"])
@@ -170,7 +171,8 @@ def edit(dep_id: int) -> BaseResponse:
 @doc(responses=TO_FORM)
 def discard(dep_id: int) -> BaseResponse:
     """Drop the changes of the editing session (the API's discard action)."""
-    return _act(dep_id, actions.discard, "Your changes were discarded: the published metadata is back.")
+    return _act(dep_id, lambda conn, dep, owner: actions.discard(conn, dep, owner, services().files),
+                "Your changes were discarded: the published metadata and files are back.")
 
 
 @bp.post("/<int:dep_id>/newversion")

@@ -31,9 +31,10 @@ from repository.files import buckets
 from repository.metadata.fields import sanitize_html
 from repository.pages.base import render_page
 from repository.records import read
+from repository.records.deletion import Deleted, deleted_title
 from repository.records.render_context import render_context
 from repository.search.params import parse_search_args
-from repository.timeutil import http_date
+from repository.timeutil import http_date, isoformat
 from repository.web.openapi import doc
 from repository.web.request import identity, services
 from repository.web.session import COOKIE, current_user
@@ -154,8 +155,8 @@ def record_page(recid: int) -> BaseResponse:
     except read.Moved as moved:
         query = "?" + request.query_string.decode() if request.query_string else ""
         return redirect(urls.record_html(s.settings.BASE_URL, moved.recid) + query, 301)
-    except Gone:
-        return _tombstone(recid)
+    except Gone as gone:
+        return _tombstone(recid, gone)
     guest = identity() is None and COOKIE not in request.cookies
     headers = {"ETag": found.etag, "Last-Modified": http_date(found.row["updated"]), "Vary": "Cookie, Authorization",
                # Every guest may keep it, asking again each time (the counts move); a signed-in page holds a name
@@ -267,13 +268,19 @@ def _variant(style: str, chosen: str, user: dict | None) -> str:
     return "page." + hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
-def _tombstone(recid: int) -> Response:
-    """410 with a page saying the record was taken down, and where a live version is, if one is."""
+def _tombstone(recid: int, gone: Gone) -> Response:
+    """410 with a page saying the record was taken down (or deleted by its owner: its title, the reason and the
+    date), and where a live version is, if one is."""
     try:
         newest: int | None = read.newest_version(services().db, recid)
     except (Gone, NotFound):
         newest = None
-    return render_page("records/tombstone.html", 410, recid=recid, newest=newest)
+    shown = None
+    if isinstance(gone, Deleted):
+        with services().db.read() as conn:
+            shown = {**gone.deletion, "date": isoformat(gone.deletion["created"]),
+                     "record_title": deleted_title(conn, recid)}  # fmt: skip
+    return render_page("records/tombstone.html", 410, recid=recid, newest=newest, deletion=shown)
 
 
 def _kind(obj: buckets.ObjectRow | dict) -> str:

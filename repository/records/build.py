@@ -16,7 +16,7 @@ from repository.communities import inclusions
 from repository.config import Settings
 from repository.files import buckets, thumbnails
 from repository.metadata import MetadataLookups, to_record_metadata
-from repository.records import stats
+from repository.records import file_history, stats
 from repository.records.access import row_files_open
 from repository.storage.packing import PackedJSON
 from repository.storage.tables.records import concepts, records
@@ -55,11 +55,16 @@ def build_records(
     counts = stats.totals(conn, concept_ids | {r["id"] for r in rows})
     accepted = inclusions.accepted_communities(conn, list(concept_ids))
     objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
-    return [
+    changes = file_history.histories(conn, [r["id"] for r in rows if r.get("files_fixed")])
+    built = [
         _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
                _stats_of(counts, row), accepted.get(row["conceptrecid"], []), objects[row["bucket_id"]], with_files)
         for row in rows
     ]  # fmt: skip
+    for record in built:
+        if changes.get(record["id"]):  # only versions whose files were fixed after publishing have one
+            record["files_history"] = changes[record["id"]]
+    return built
 
 
 def _build(

@@ -20,6 +20,7 @@ from repository.files import buckets
 from repository.records import build, stored
 from repository.records.access import reader_may_read
 from repository.records.cache import RecordCache
+from repository.records.deletion import Deleted, deletion_of
 from repository.records.lookups import DatabaseLookups
 from repository.records.stats import Usage, Visit
 from repository.search.backend import IndexBuilder
@@ -65,7 +66,9 @@ def _row_and_copy(db: Database, settings: Settings, search: IndexBuilder, recid:
         with db.read() as conn:
             raise _missing(conn, settings, recid)
     row, copy = found
-    _check_live(row)
+    if row["deleted"] is not None:
+        with db.read() as conn:
+            raise _gone(conn, recid)
     if row["access_right"] is None:  # a row of the previous release: who may see its files is in its metadata
         build.unpack_metadata(db.engine.dialect, row)
     return row, copy
@@ -75,13 +78,15 @@ def _live(conn: Connection, settings: Settings, recid: int, row: dict | None) ->
     """`row` (that of `recid`, or None) when it is a live record's; else the errors of `record_row`."""
     if row is None:
         raise _missing(conn, settings, recid)
-    _check_live(row)
+    if row["deleted"] is not None:
+        raise _gone(conn, recid)
     return row
 
 
-def _check_live(row: dict) -> None:
-    if row["deleted"] is not None:
-        raise Gone("PID has been deleted.")
+def _gone(conn: Connection, recid: int) -> Gone:
+    """The 410 of a deleted record: with its reason and date when its owner deleted it."""
+    deletion = deletion_of(conn, recid)
+    return Deleted(deletion) if deletion is not None else Gone("PID has been deleted.")
 
 
 def _missing(conn: Connection, settings: Settings, recid: int) -> ApiError:

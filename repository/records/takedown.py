@@ -8,6 +8,7 @@ from sqlalchemy import Connection, select, update
 from repository import outbox
 from repository.errors import BadRequest, NotFound
 from repository.records.build import touch_versions
+from repository.storage.tables.corrections import deletion_requests
 from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
@@ -24,6 +25,9 @@ def take_down(conn: Connection, recid: int) -> None:
         raise BadRequest(f"Record {recid} is already deleted.")
     now = utcnow()
     conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
+    # The owner's requests to delete it are answered (docs/operators/corrections.md).
+    conn.execute(update(deletion_requests).where(deletion_requests.c.recid == recid, deletion_requests.c.closed.is_(None))
+                 .values(closed=now))  # fmt: skip
     for kind in ("index", "hide_doi"):
         outbox.enqueue(conn, kind, recid)
     # The other versions change too (their count, which one is the last): a new revision and datestamp, and

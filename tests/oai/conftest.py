@@ -3,41 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
 
 import pytest
+from helpers.clock import Clock
 from helpers.oai_client import HOST, Oai
 
 from repository.config import Settings
 from repository.storage import Database
-from repository.timeutil import utcnow
-
-
-class Clock:
-    """Now, shifted by what the test says; tokens expire by moving it, not by sleeping."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta(0)
-
-    def __call__(self) -> datetime:
-        return utcnow() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += timedelta(seconds=seconds)
 
 
 @pytest.fixture
 def settings(make_settings: Callable[..., Settings]) -> Settings:
     """Identify's oai-identifier description wants a domain name and the schema a dotted e-mail domain."""
     return make_settings(BASE_URL=f"https://{HOST}", ADMIN_EMAIL="admin@example.org", OAI_PAGE_SIZE=5)
-
-
-@pytest.fixture
-def clock(app) -> Clock:  # type: ignore[no-untyped-def]
-    """The app's clock, under the test's control."""
-    value = Clock()
-    app.extensions["repository"].clock = value
-    return value
 
 
 @pytest.fixture

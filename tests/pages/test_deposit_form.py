@@ -277,7 +277,8 @@ def test_a_published_deposition_cannot_be_deleted(owner, app):
     add_file(owner, app, dep_id)
     submit(owner, dep_id, {"upload_type": "software", "title": "Tool", "creators-0-name": "Doe, Jane",
                            "description": "A tool."}, "publish")
-    assert "cannot be deleted" in owner.get(f"/deposit/{dep_id}/delete").get_data(as_text=True)
+    # The page offers the version's deletion with a reason (tests/pages/test_corrections.py), not the draft's.
+    assert "Delete this version" in owner.get(f"/deposit/{dep_id}/delete").get_data(as_text=True)
     refused = post(owner, f"/deposit/{dep_id}/delete", f"/deposit/{dep_id}")
     assert refused.status_code == 303
     assert "cannot be deleted" in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)

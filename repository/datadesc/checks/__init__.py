@@ -44,3 +44,10 @@ def copy_to_snapshot(conn: Connection, bucket_id: str, target: str) -> None:
     validated there too), a new-version draft's of the record it copies."""
     if rows.copy_reports(conn, bucket_id, target):
         after_commit(conn, WAKE)
+
+
+def replace_snapshot_reports(conn: Connection, bucket_id: str, target: str) -> None:
+    """A snapshot whose files were set again from its bucket (a version's fixed files): its reports are the
+    bucket's again."""
+    rows.drop_reports(conn, target)
+    copy_to_snapshot(conn, bucket_id, target)

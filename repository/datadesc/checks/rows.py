@@ -169,6 +169,11 @@ def publish_errors(conn: Connection, store: FileStore, bucket_id: str,
     return errors, waiting
 
 
+def drop_reports(conn: Connection, bucket_id: str) -> None:
+    """Remove every report of a bucket."""
+    conn.execute(delete(datadesc_validations).where(datadesc_validations.c.bucket_id == bucket_id))
+
+
 def copy_reports(conn: Connection, bucket_id: str, target: str) -> bool:
     """Copy the bucket's reports to a snapshot of it (same keys and files); True if some is pending."""
     rows = bucket_rows(conn, bucket_id)

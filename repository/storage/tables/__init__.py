@@ -5,6 +5,7 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     access_requests,
     accounts,
     communities,
+    corrections,
     deposits,
     derived,
     files,

@@ -67,6 +67,9 @@ records = Table(
     # The metadata's access_right (migration 0018): with embargo_until, who may see the files, from the columns
     # (`records.access.row_files_open`); NULL in a row written by the previous release, whose metadata then tells.
     Column("access_right", String(20), nullable=True),
+    # True once its owner fixed its files after publishing (migration 0019): only then does building the record
+    # read its file history (`records.file_history`), so the other records cost no query more.
+    Column("files_fixed", Boolean, nullable=True),
     # The counts before usage statistics (migration 0014 copied them into usage_totals): no longer read or written.
     Column("views", BigInteger, nullable=False, default=0),
     Column("downloads", BigInteger, nullable=False, default=0),
