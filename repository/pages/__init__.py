@@ -7,6 +7,7 @@
 - my_uploads: the signed-in user's depositions (`/deposit`); deposit_files: the deposit form's file area;
 - deposit: the deposit form (`/deposit/new`, `/deposit/<id>`, a deposition's `links.html`) and its actions;
 - records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
+- record_exports: a record's export in one format shown as text, with its download link;
 - discover: the front page (`/`) and record search (`/search`) with facets;
 - communities: the communities list, a community's page (its `links.html`), create/edit, curation;
 - sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers;
@@ -25,13 +26,14 @@ from repository.pages import (
     discover,
     my_uploads,
     oidc,
+    record_exports,
     records,
     reference_urls,
     sitemap,
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
-             deposit.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp):
+             deposit.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp, record_exports.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -30,6 +30,7 @@ from repository.errors import Gone, NotFound
 from repository.files import buckets
 from repository.metadata.fields import sanitize_html
 from repository.pages.base import render_page
+from repository.pages.record_words import doi_breaks, relation_words
 from repository.records import read
 from repository.records.render_context import render_context
 from repository.search.params import parse_search_args
@@ -40,9 +41,11 @@ from repository.web.session import COOKIE, current_user
 from repository.web.signposting import record_link_header
 from repository.web.usage import reader_visit
 from serializers.errors import SerializerError
-from serializers.text import language_name, license_info
+from serializers.text import language_name, license_info, strip_html
 
 bp = Blueprint("record_pages", __name__)
+bp.add_app_template_filter(doi_breaks, "doi_breaks")
+bp.add_app_template_filter(relation_words, "relation_words")
 T = TypeVar("T")
 
 # The styles the picker offers (any installed style works through ?style=, as on the API's text/x-bibliography).
@@ -368,9 +371,10 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
         "versions": versions, "version_count": version_count,
         "newer": newest if not relation.get("is_last", True) and newest else None,
         "citation": citation, "citation_error": citation_error, "style": style, "styles": styles,
-        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype) for name, ser in serializers.REGISTRY.items()
-                    if ser.applies(record)],
+        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype, ser.filename(record))
+                    for name, ser in serializers.REGISTRY.items() if ser.applies(record)],
         "jsonld": _jsonld(record), "description": Markup(sanitize_html(m.get("description") or "")),
+        "summary": strip_html(m.get("description")),
         "notes": Markup(sanitize_html(m.get("notes") or "")), "method": Markup(sanitize_html(m.get("method") or "")),
         "license": license_info((m.get("license") or {}).get("id"), licenses),
         "language": language_name(m.get("language")) or m.get("language"),
