@@ -135,27 +135,29 @@ def json_html(data: bytes) -> Markup | None:
     return Markup("".join(_json_parts(value, 0, budget)))
 
 
-def _json_parts(value: Any, depth: int, budget: list[int]) -> list[str]:
+def _json_parts(value: Any, depth: int, budget: list[int], label: str = "") -> list[str]:
+    """`value` as HTML, `label` (its key, escaped) before it: a container's in its summary line."""
     budget[0] -= 1
     if isinstance(value, dict | list):
         items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
         opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
         if not items:
-            return [f'<span class="json-punct">{opening}{closing}</span>']
+            return [f'{label}<span class="json-punct">{opening}{closing}</span>']
         count = f"{len(items)} {'key' if isinstance(value, dict) else 'item'}{'s' if len(items) != 1 else ''}"
-        parts = [f'<details{" open" if depth < 2 else ""}><summary><span class="json-punct">{opening}</span> '
+        parts = [f'<details{" open" if depth < 2 else ""}><summary>{label}<span class="json-punct">{opening}</span> '
                  f'<span class="json-count">{count}</span></summary><ul class="json-members">']
         for shown, (key, item) in enumerate(items):
             if budget[0] <= 0:
                 parts.append(f'<li class="json-more">… {len(items) - shown:,} more not shown</li>')
                 break
-            label = f'<span class="json-key">{escape(orjson.dumps(key).decode()) if isinstance(value, dict) else key}</span>: '
-            parts.append("<li>" + label + "".join(_json_parts(item, depth + 1, budget)) + "</li>")
+            name = escape(orjson.dumps(key).decode()) if isinstance(value, dict) else str(key)
+            parts.append("<li>" + "".join(_json_parts(item, depth + 1, budget, f'<span class="json-key">{name}</span>: '))
+                         + "</li>")
         parts.append(f'</ul><span class="json-punct">{closing}</span></details>')
         return parts
     kind = "null" if value is None else "bool" if isinstance(value, bool) else (
         "number" if isinstance(value, int | float) else "string")
-    return [f'<span class="json-{kind}">{escape(orjson.dumps(value).decode())}</span>']
+    return [f'{label}<span class="json-{kind}">{escape(orjson.dumps(value).decode())}</span>']
 
 
 @dataclass
