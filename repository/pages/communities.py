@@ -84,8 +84,10 @@ def community_list() -> Response:
     def page_url(n: int) -> str:
         return urls.communities_html("") + "?" + urlencode({**args, "page": str(n)})
 
+    counts = _record_counts([r.identifier for r in rows])
     response = render_page(
-        "communities/list.html", error.status if error else 200, communities=[_community(r) for r in rows],
+        "communities/list.html", error.status if error else 200,
+        communities=[{**_community(r), "records": counts[r.identifier]} for r in rows],
         total=total, args=args, sorts=SORTS, error=error, page=number,
         prev_url=page_url(number - 1) if number > 1 and not error else None,
         next_url=page_url(number + 1) if number * size < total and not error else None,
@@ -144,10 +146,24 @@ def community(identifier: str) -> Response:
     found = _load(identifier)
     view = search_view(request.args, urls.community_html("", identifier), MultiDict({"communities": identifier}))
     user = current_user()
+    # A community that holds no record yet says what it is for and how records join it, rather than the search's
+    # "no results" advice (docs/researchers/index.md#the-web-pages).
+    empty = view.error is None and view.total == 0 and not any(request.args.values())
     response = render_page("communities/community.html", view.error.status if view.error else 200,
-                           community=found, search=view, results=rendered_results(view),
+                           community=found, search=view, results=rendered_results(view), empty=empty,
                            owner=user is not None and user["id"] == found["owner_id"])
     return public_when_anonymous(response)
+
+
+def _record_counts(identifiers: list[str]) -> dict[str, int]:
+    """How many records each community lists (latest versions, as its page does): a search each, for its total
+    only (a page lists 20; the engine's terms facet would give the top ten only)."""
+    s = services()
+    counts = {}
+    for identifier in identifiers:
+        args = MultiDict({"communities": identifier, "size": "1"})
+        counts[identifier] = s.search.search(replace(parse_search_args(args, cursor_key=s.secret), facets=())).total
+    return counts
 
 
 def _titles(recids: list[int]) -> dict[int, str]:

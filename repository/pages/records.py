@@ -24,6 +24,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
 from repository import urls
+from repository.communities import store as community_store
 from repository.errors import Gone, NotFound
 from repository.files import buckets
 from repository.files.previews import kind_of
@@ -270,6 +271,15 @@ def _jsonld(record: dict) -> Markup:
     return Markup(text)
 
 
+def _community_titles(m: dict) -> dict[str, str]:
+    """The titles of the record's communities, by identifier (one that is gone shows its identifier)."""
+    identifiers = [c["id"] for c in m.get("communities") or [] if isinstance(c, dict) and c.get("id")]
+    if not identifiers:
+        return {}
+    with services().db.read() as conn:
+        return community_store.titles(conn, identifiers)
+
+
 def _access(record: dict) -> dict[str, Any]:
     """What applies to the files: the access right, the embargo's end, the conditions, whether they are shown."""
     m = record["metadata"]
@@ -300,6 +310,7 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
                     for name, ser in serializers.REGISTRY.items() if ser.applies(record)],
         "jsonld": _jsonld(record), "description": Markup(sanitize_html(m.get("description") or "")),
         "summary": strip_html(m.get("description")),
+        "community_titles": _community_titles(m),
         "notes": Markup(sanitize_html(m.get("notes") or "")), "method": Markup(sanitize_html(m.get("method") or "")),
         "license": license_info((m.get("license") or {}).get("id"), licenses),
         "language": language_name(m.get("language")) or m.get("language"),
