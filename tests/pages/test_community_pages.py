@@ -66,7 +66,7 @@ def test_the_community_page_is_its_links_html(client, curator):
     assert api["links"]["html"] == "https://localhost/communities/ocean/"
     page = text(client.get("/communities/ocean/"))
     assert "<h1>Ocean observations</h1>" in page and "<p>Seas <b>only</b></p>" in page
-    assert "Peer-reviewed data" in page and "No records yet" in page and "Seas only" in page  # what it is for
+    assert "Peer-reviewed data" in page and "No records yet" in page and "A record joins it" in page
     assert "0 results" in text(client.get("/communities/ocean/?q=waves"))  # a search finding nothing says so
     assert "Curate requests" not in page  # a guest sees no owner's actions
     owner_view = text(curator.get("/communities/ocean/"))
