@@ -210,6 +210,11 @@ def community_new_html(base: str) -> str:
     return f"{base}/communities/new"
 
 
+def community_logo_html(base: str, identifier: str) -> str:
+    """A community's logo (PNG); its owner POSTs a new one to the same address."""
+    return f"{community_id_url(base, identifier)}/logo"
+
+
 def community_edit_html(base: str, identifier: str) -> str:
     return f"{community_id_url(base, identifier)}/edit"
 
