@@ -76,6 +76,11 @@ def record_preview_html(base: str, recid: int | str, key: str) -> str:
     return f"{record_html(base, recid)}/preview/{quote(key)}"
 
 
+def record_export_html(base: str, recid: int | str, name: str) -> str:
+    """The page showing a record's export in format `name` as text."""
+    return f"{record_html(base, recid)}/export/{quote(name)}"
+
+
 def record_search_html(base: str, query: Mapping[str, str] | None = None) -> str:
     """The record search page, with `query`'s parameters (`{"keywords": "soil"}`) when given."""
     return f"{base}/search?{urlencode(query)}" if query else f"{base}/search"
@@ -208,6 +213,11 @@ def community_id_url(base: str, identifier: str) -> str:
 def community_new_html(base: str) -> str:
     """The form creating a community."""
     return f"{base}/communities/new"
+
+
+def community_logo_html(base: str, identifier: str) -> str:
+    """A community's logo (PNG); its owner POSTs a new one to the same address."""
+    return f"{community_id_url(base, identifier)}/logo"
 
 
 def community_edit_html(base: str, identifier: str) -> str:

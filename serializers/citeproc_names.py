@@ -13,6 +13,34 @@ from typing import Any
 
 from citeproc.model import Name
 
+# Name particles written in lower case (CSL 1.0.2, "Name-part order"; the test suite's `name_ParsedNonDroppingParticle*`
+# fixtures split them the same way). Only these words are split off, so a family name that is all lower case by the
+# person's choice ("hooks") stays a family name.
+PARTICLES = frozenset({
+    "al", "bin", "ben", "da", "dal", "dalla", "das", "de", "degli", "dei", "del", "della", "den", "der", "des", "di",
+    "do", "dos", "du", "el", "het", "la", "le", "lo", "op", "t", "te", "ten", "ter", "van", "vande", "vanden",
+    "vander", "von", "vom", "y", "zu", "zum", "zur",
+})  # fmt: skip
+
+
+def particle_parts(family: str, given: str) -> dict[str, str]:
+    """A `Family, Given` name as CSL name parts: lower-case particles leading the family name are its
+    `non-dropping-particle` ("van der Berg" -> "van der" + "Berg"), those ending the given name its
+    `dropping-particle` ("Ludwig van" -> "Ludwig" + "van"), so each style places and demotes them as it says."""
+    family_words, given_words = family.split(), given.split()
+    leading = 0
+    while leading < len(family_words) - 1 and family_words[leading] in PARTICLES:
+        leading += 1
+    trailing = len(given_words)
+    while trailing > 1 and given_words[trailing - 1] in PARTICLES:
+        trailing -= 1
+    parts = {"family": " ".join(family_words[leading:]), "given": " ".join(given_words[:trailing])}
+    if leading:
+        parts["non-dropping-particle"] = " ".join(family_words[:leading])
+    if trailing < len(given_words):
+        parts["dropping-particle"] = " ".join(given_words[trailing:])
+    return parts
+
 
 def initials(given: str, mark: str, with_hyphen: bool) -> str:
     """`given` initialised with `mark` (the style's `initialize-with`, such as ". ")."""
@@ -30,7 +58,8 @@ def initials(given: str, mark: str, with_hyphen: bool) -> str:
             text += mark.join(group) + mark
         if text.strip():
             results.append(" ".join(text.split()))
-    return ("-" if with_hyphen else " ").join(results)
+    # Without the hyphen the parts' initials stand as the given name's words would ("J. L.", "J.L.", AMA's "JL").
+    return ("-" if with_hyphen else (" " if mark.endswith(" ") else "")).join(results)
 
 
 def normalized(given: str, mark: str) -> str:

@@ -29,7 +29,7 @@ _LOCALES = os.path.join(os.path.dirname(citeproc.__file__), "data", "locales")
 
 def _name(person: dict[str, Any]) -> dict[str, str]:
     family, given = split_name(person["name"])
-    return {"family": family, "given": given} if given else {"literal": person["name"]}
+    return citeproc_names.particle_parts(family, given) if given else {"literal": person["name"]}
 
 
 def csl_json(record: dict[str, Any], ctx: RenderContext) -> dict[str, Any]:
@@ -131,10 +131,16 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
     for role in ("author", "editor"):
         if role in item:
             item[role] = [
-                n if "literal" in n or _is_latin(n["given"]) else {"literal": f"{n['family']} {n['given']}"}
+                n if "literal" in n or _is_latin(n["given"]) else {"literal": _whole(n)}
                 for n in item[role]
             ]
     return item
+
+
+def _whole(name: dict[str, str]) -> str:
+    """A name's parts as one literal, family first (CJK order)."""
+    parts = (name.get("non-dropping-particle"), name["family"], name["given"], name.get("dropping-particle"))
+    return " ".join(part for part in parts if part)
 
 
 # Formatted entries kept per process: CSL item (as JSON), style and locale -> text. citeproc-py takes ~5 ms an
@@ -143,7 +149,7 @@ def _for_citeproc(item: dict[str, Any]) -> dict[str, Any]:
 # other formats of the same page served 300-1,500); a repeated page or record now costs its CSL-JSON only. The key is
 # everything an entry is rendered from, so a changed record or context is a new entry, never a stale one.
 CACHED_CITATIONS = 4096  # ~2 KB each (the item's JSON and its text)
-_NUMBER_COLUMN = re.compile(r"^(\[\d+\]|\d+\.)(?=\S)")
+_NUMBER_COLUMN = re.compile(r"^(\[\d+\]|\(\d+\)|\d+\.)(?=\S)")
 
 
 def citations(records: list[dict[str, Any]], ctx: RenderContext) -> list[str]:
@@ -170,7 +176,7 @@ def _cited(item_json: bytes, style_name: str, locale: str) -> str:
             return str(bibliography.cite(citation, lambda item: None))
         entry = str(bibliography.bibliography()[0])
         if style.root.bibliography.get("second-field-align"):
-            # The number is a column of its own in such styles (IEEE's "[1]", Nature's "1."); citeproc-py's plain
+            # The number is a column of its own in such styles (IEEE's "[1]", Nature's "1.", ACS's "(1)"); citeproc-py's plain
             # text runs it into the entry ("[1]S. Lim"): a space stands for the column.
             entry = _NUMBER_COLUMN.sub(r"\1 ", entry, count=1)
         return entry

@@ -19,6 +19,11 @@ def any_record(record: dict[str, Any]) -> bool:
     return True
 
 
+# Formats that share an extension with another for the same record: the format's name tells the files apart.
+_NAMED = frozenset({"v1", "jsonld", "datacite", "datacite3", "dc", "marcxml", "csl", "rocrate", "croissant", "codemeta",
+                    "linkset", "linkset-text"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Serializer:
     """One output format: its names, media types and renderers."""
@@ -40,6 +45,29 @@ class Serializer:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "media_types", tuple(m.lower() for m in (self.mimetype, *self.aliases)))
+
+    @property
+    def extension(self) -> str:
+        """The file name extension of a download in this format (docs/researchers/record-page.md#exports)."""
+        base = self.base_type
+        if base == "application/x-bibtex":
+            return ".bib"
+        if base.endswith("+yaml"):
+            return ".cff"
+        if base.endswith("xml"):
+            return ".xml"
+        if base.endswith("json"):
+            return ".json"
+        return ".txt"
+
+    def filename(self, record: dict[str, Any]) -> str:
+        """The name a download of `record` in this format is saved as: its DOI's suffix ("zenodo.3668.bib"), or
+        the record's id where it has no DOI, with the format's extension; characters a file name cannot hold
+        become "_"."""
+        doi = record.get("doi") or ""
+        stem = doi.partition("/")[2] if "/" in doi else str(record.get("id", "record"))
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in stem).strip("._") or "record"
+        return safe + ("-" + self.name if self.name in _NAMED else "") + self.extension
 
     @property
     def base_type(self) -> str:

@@ -80,13 +80,52 @@ def sub(parent: etree._Element, tag: str, value: Any = None, /, **attrib: str) -
     return child
 
 
+# Elements that start a paragraph of their own, and those that start a line (docs/researchers/record-page.md#descriptions-as-text).
+_PARAGRAPHS = frozenset({"p", "div", "blockquote", "pre", "table", "ul", "ol", "dl", "h1", "h2", "h3", "h4", "h5",
+                         "h6", "hr", "section", "article", "figure", "address", "header", "footer"})  # fmt: skip
+_LINES = frozenset({"br", "tr", "dt", "dd", "li", "figcaption", "caption"})
+_BREAK, _INDENT = "\x00", "\x01"  # placeholders no text holds once `clean` has run (XML forbids both)
+_SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
 def strip_html(value: str | None) -> str:
-    """Plain text of an HTML fragment (descriptions, notes and methods allow HTML)."""
+    """Plain text of an HTML fragment (descriptions, notes and methods allow HTML): paragraphs apart by a blank line,
+    line breaks and list items on lines of their own ("- item", "1. item", nested items indented), other
+    whitespace as HTML shows it."""
     if not value or not value.strip():
         return ""
     if "<" not in value and "&" not in value:
         return value.strip()
-    return html.fragment_fromstring(value, create_parent="div").text_content().strip()
+    out: list[str] = []
+    _text_of(html.fragment_fromstring(value.replace(_BREAK, "").replace(_INDENT, ""), create_parent="div"), out, 0)
+    lines = (line.strip(" ").replace(_INDENT, "  ") for line in "".join(out).split(_BREAK))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _text_of(element: Any, out: list[str], depth: int) -> None:
+    """Append the text of `element`'s content to `out`, `_BREAK` where a line ends."""
+    if not isinstance(element.tag, str):  # comments and processing instructions show nothing
+        return
+    if element.text:
+        out.append(element.text if element.tag == "pre" else _SPACES.sub(" ", element.text))
+    numbered = element.tag == "ol"
+    for number, child in enumerate(element, start=1):
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if depth and tag in ("ul", "ol"):  # a list inside a list item: its items go on, each on a line
+            tag = ""
+        if tag in _PARAGRAPHS:
+            out.append(_BREAK + _BREAK)
+        elif tag in _LINES:
+            out.append(_BREAK)
+        if tag == "li":
+            out.append(_INDENT * max(depth - 1, 0) + (f"{number}. " if numbered else "- "))
+        elif tag in ("td", "th") and number > 1:
+            out.append(" ")
+        _text_of(child, out, depth + (child.tag in ("ul", "ol")))
+        if tag in _PARAGRAPHS:
+            out.append(_BREAK + _BREAK)
+        if child.tail:
+            out.append(_SPACES.sub(" ", child.tail))
 
 
 def split_name(name: str) -> tuple[str, str]:

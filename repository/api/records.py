@@ -135,7 +135,9 @@ def _if_none_match() -> Callable[[str], bool]:
 @bp.get("/<int:recid>")
 @doc(
     parameters=[{"name": "format", "in": "query", "schema": {"type": "string"},
-                 "description": "a media type or short name: " + ", ".join(serializers.REGISTRY)}],
+                 "description": "a media type or short name: " + ", ".join(serializers.REGISTRY)},
+                {"name": "download", "in": "query", "schema": {"type": "string"},
+                 "description": "sent as an attachment named for the record and format (zenodo.3668.bib)"}],
     responses={"200": {"description": "The record"}, "301": {"description": "Concept id: latest version"},
                "406": {"description": "No format asked for is offered, or the one asked for describes other kinds "
                                       "of record (croissant: datasets; codemeta: software; cff: software and "
@@ -163,6 +165,11 @@ def get_record(recid: int) -> Response:
         "Link": link,
         "Vary": "Accept, Authorization",
     }
+    if _arg("format") is not None or _arg("download") is not None:
+        # An export link followed by a browser: saved under a name with the format's extension, at once with
+        # ?download (docs/researchers/record-page.md#exports).
+        disposition = "attachment" if _arg("download") is not None else "inline"
+        headers["Content-Disposition"] = f'{disposition}; filename="{serializer.filename(record)}"'
     return Response(body, 200, headers=headers, content_type=_content_type(serializer))
 
 

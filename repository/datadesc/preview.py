@@ -86,9 +86,10 @@ def _lines(text: TextIO) -> Iterator[str]:
 
 
 def build_preview_db(
-    csv_path: Path | str, db_path: Path | str, field_types: Mapping[str, str] | None = None
+    csv_path: Path | str, db_path: Path | str, field_types: Mapping[str, str] | None = None, delimiter: str = ","
 ) -> None:
-    """Copy a CSV into a new SQLite database at db_path, streaming; UnprocessableEntity if it cannot be read."""
+    """Copy a CSV (or, with `delimiter`, a TSV) into a new SQLite database at db_path, streaming;
+    UnprocessableEntity if it cannot be read."""
     field_types = field_types or {}
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ def build_preview_db(
     os.close(handle)
     try:
         with open(csv_path, encoding="utf-8-sig", errors="replace", newline="") as text:
-            reader = csv.reader(_lines(text))
+            reader = csv.reader(_lines(text), delimiter=delimiter)
             header = next(reader, [])
             if len(header) > MAX_COLUMNS:
                 raise UnprocessableEntity(

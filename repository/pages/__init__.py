@@ -8,6 +8,8 @@
 - deposit: the deposit form (`/deposit/new`, `/deposit/<id>`, a deposition's `links.html`) and its actions;
 - corrections: a published version's deletion (or deletion request) and files unlock, from the deposit page;
 - records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
+- record_previews: a file's preview in a frame of the record's page (tables, PDF, text, Markdown, JSON, archives);
+- record_exports: a record's export in one format shown as text, with its download link;
 - discover: the front page (`/`) and record search (`/search`) with facets;
 - communities: the communities list, a community's page (its `links.html`), create/edit, curation;
 - sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers;
@@ -27,13 +29,16 @@ from repository.pages import (
     discover,
     my_uploads,
     oidc,
+    record_exports,
+    record_previews,
     records,
     reference_urls,
     sitemap,
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
-             deposit.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp):
+             deposit.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp,
+             record_exports.bp, record_previews.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

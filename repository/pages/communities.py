@@ -15,7 +15,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from repository import urls
-from repository.communities import inclusions, store
+from repository.communities import inclusions, logos, store
 from repository.errors import ApiError, Forbidden, NotFound, ValidationError
 from repository.metadata.fields import sanitize_html
 from repository.pages.base import render_page, require_user
@@ -33,6 +33,7 @@ bp = Blueprint("community_pages", __name__)
 SORTS = (("ranking", "Recently changed"), ("newest", "Newest"), ("title", "Title"))
 FIELDS = ("identifier", "title", "description", "curation_policy")
 TITLES_PER_SEARCH = 100
+LOGO_OVERHEAD = 64 * 1024  # the multipart framing and the form's token
 REQUEST_STATUSES = (("pending", "Pending"), ("accepted", "Accepted"), ("rejected", "Rejected"), ("all", "All"))
 LIST_PARAMS = [{"name": n, "in": "query", "schema": {"type": "string"}, "description": t} for n, t in (
     ("q", "words in the identifier, title or description"), ("sort", "ranking (default), newest or title"),
@@ -43,7 +44,10 @@ def _community(row: Row) -> dict:
     """A community as its pages show it; the descriptions are HTML, cleaned again as a record's are."""
     return {"id": row.identifier, "title": row.title, "owner_id": row.owner_id,
             "description": sanitize_html(row.description or ""), "curation_policy": sanitize_html(row.curation_policy or ""),
-            "snippet": plain_snippet(row.description, 200), "created": row.created, "updated": row.updated}  # fmt: skip
+            "snippet": plain_snippet(row.description, 200), "created": row.created, "updated": row.updated,
+            # The address changes with the community, so a browser may keep the logo (Cache-Control below).
+            "logo_url": urls.community_logo_html("", row.identifier) + f"?v={row.updated:%Y%m%d%H%M%S}"
+                        if row.logo else None}  # fmt: skip
 
 
 def _load(identifier: str) -> dict:
@@ -84,8 +88,10 @@ def community_list() -> Response:
     def page_url(n: int) -> str:
         return urls.communities_html("") + "?" + urlencode({**args, "page": str(n)})
 
+    counts = _record_counts([r.identifier for r in rows])
     response = render_page(
-        "communities/list.html", error.status if error else 200, communities=[_community(r) for r in rows],
+        "communities/list.html", error.status if error else 200,
+        communities=[{**_community(r), "records": counts[r.identifier]} for r in rows],
         total=total, args=args, sorts=SORTS, error=error, page=number,
         prev_url=page_url(number - 1) if number > 1 and not error else None,
         next_url=page_url(number + 1) if number * size < total and not error else None,
@@ -144,10 +150,71 @@ def community(identifier: str) -> Response:
     found = _load(identifier)
     view = search_view(request.args, urls.community_html("", identifier), MultiDict({"communities": identifier}))
     user = current_user()
+    # A community that holds no record yet says what it is for and how records join it, rather than the search's
+    # "no results" advice (docs/researchers/index.md#the-web-pages).
+    empty = view.error is None and view.total == 0 and not any(request.args.values())
     response = render_page("communities/community.html", view.error.status if view.error else 200,
-                           community=found, search=view, results=rendered_results(view),
+                           community=found, search=view, results=rendered_results(view), empty=empty,
                            owner=user is not None and user["id"] == found["owner_id"])
     return public_when_anonymous(response)
+
+
+@bp.url_value_preprocessor
+def _bound_logo_body(endpoint: str | None, _values: dict | None) -> None:
+    # A logo may be larger than the form bound of every page (repository.pages.base): up to logos.MAX_BYTES and
+    # the form beside it, still decided before the CSRF check parses the body; a larger one is refused beside the
+    # field up to LOGO_OVERHEAD past the bound, with a 413 page beyond.
+    if endpoint == "pages.community_pages.change_logo" and current_user() is not None:
+        request.max_content_length = logos.MAX_BYTES + LOGO_OVERHEAD
+
+
+@bp.get("/communities/<identifier>/logo")
+@doc(tags=["pages"], responses={"200": {"description": "The community's logo", "content": {"image/png": {}}},
+                                "304": {"description": "If-None-Match held its ETag"},
+                                "404": {"description": "No such community, or it has no logo"}})  # fmt: skip
+def logo(identifier: str) -> BaseResponse:
+    """A community's logo as a PNG (200; 304 for a copy the browser holds); 404 when it has none."""
+    if not store.IDENTIFIER.fullmatch(identifier):
+        raise NotFound(f"Community {identifier!r} not found.")
+    with services().db.read() as conn:
+        data, tag = logos.logo(conn, identifier)
+    response = Response(data, mimetype="image/png")
+    response.set_etag(tag)
+    response.headers["Cache-Control"] = "public, max-age=86400"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response.make_conditional(request)
+
+
+@bp.post("/communities/<identifier>/logo")
+def change_logo(identifier: str) -> BaseResponse:
+    """The owner's logo upload (multipart, field `logo`) or removal (field `remove`): 303 to the edit form; 400 with
+    the form and the error beside the field (too large, not an image); 403 for anyone else."""
+    user = require_user()
+    community = _owned(identifier, user)
+    upload = request.files.get("logo")
+    data = b""
+    if upload is not None:
+        with upload.stream:  # closed at once: werkzeug spooled it to a temporary file
+            data = upload.stream.read(logos.MAX_BYTES + 1)
+    try:
+        png = None if request.form.get("remove") else logos.thumbnail(data)
+        with services().db.write() as conn:
+            logos.set_logo(conn, identifier, user["id"], png)
+    except ValidationError as exc:
+        return _form_page("communities/form.html", 400, community, exc.errors, community=community)
+    flash("The logo has been removed." if png is None else "The logo has been saved.", "success")
+    return redirect(urls.community_edit_html("", identifier), 303)
+
+
+def _record_counts(identifiers: list[str]) -> dict[str, int]:
+    """How many records each community lists (latest versions, as its page does): a search each, for its total
+    only (a page lists 20; the engine's terms facet would give the top ten only)."""
+    s = services()
+    counts = {}
+    for identifier in identifiers:
+        args = MultiDict({"communities": identifier, "size": "1"})
+        counts[identifier] = s.search.search(replace(parse_search_args(args, cursor_key=s.secret), facets=())).total
+    return counts
 
 
 def _titles(recids: list[int]) -> dict[int, str]:

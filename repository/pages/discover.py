@@ -31,6 +31,7 @@ from repository.web.openapi import doc
 from repository.web.request import services
 from repository.web.session import COOKIE as SESSION_COOKIE
 from repository.web.session import current_user
+from serializers.text import strip_html
 from serializers.vocabulary import TYPES, type_info
 
 bp = Blueprint("discover", __name__)
@@ -189,7 +190,8 @@ def _active(view: SearchView, titles: dict[str, str]) -> list[dict[str, str]]:
 def plain_snippet(html: str | None, limit: int = SNIPPET_CHARS) -> str:
     """A description's text without its markup (descriptions are HTML; a card shows no HTML of a depositor's),
     cut at a word before `limit` characters."""
-    text = Markup(html or "").striptags()
+    # Paragraphs and list items stay apart (docs/researchers/record-page.md#descriptions-as-text).
+    text = strip_html(html)
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"

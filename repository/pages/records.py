@@ -1,6 +1,6 @@
-"""A record's page for people (`links.html`): `/records/<id>`, with its files and their previews, a citation in a
-chosen style, every export format, its versions and counts; `/records/<id>/latest`; `/records/<id>/preview/<key>`
-(a CSV file's first rows as a paged table, a PDF for the browser's viewer).
+"""A record's page for people (`links.html`): `/records/<id>`, with its files and their previews (framed from
+repository/pages/record_previews.py), a citation in a chosen style, every export format, its versions and counts;
+`/records/<id>/latest`.
 
 The page reads the record exactly as the API does (`read.read_record`: one query when the record is cached, a
 view counted), plus its file objects (for the SHA-256s and media types) and, for a record with several versions,
@@ -15,21 +15,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, send_file
+from flask import Blueprint, Response, current_app, redirect, render_template, request
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 import serializers
 from repository import urls
-from repository.datadesc import query_preview
-from repository.datadesc.checks import previews
+from repository.communities import store as community_store
 from repository.errors import Gone, NotFound
 from repository.files import buckets
+from repository.files.previews import kind_of
 from repository.metadata.fields import sanitize_html
 from repository.pages.base import render_page
+from repository.pages.record_words import doi_breaks, relation_words
 from repository.records import read
 from repository.records.deletion import Deleted, deleted_title
 from repository.records.render_context import render_context
@@ -41,9 +42,11 @@ from repository.web.session import COOKIE, current_user
 from repository.web.signposting import record_link_header
 from repository.web.usage import reader_visit
 from serializers.errors import SerializerError
-from serializers.text import language_name, license_info
+from serializers.text import language_name, license_info, strip_html
 
 bp = Blueprint("record_pages", __name__)
+bp.add_app_template_filter(doi_breaks, "doi_breaks")
+bp.add_app_template_filter(relation_words, "relation_words")
 T = TypeVar("T")
 
 # The styles the picker offers (any installed style works through ?style=, as on the API's text/x-bibliography).
@@ -58,9 +61,7 @@ FORMAT_LABELS = {"v1": "JSON (service v1)", "json": "JSON", "marcxml": "MARCXML"
                  "jsonld": "JSON-LD (schema.org)", "citation": "Citation (text)", "linkset": "Linkset (JSON)",
                  "linkset-text": "Linkset (text)", "rocrate": "RO-Crate", "croissant": "Croissant",
                  "codemeta": "CodeMeta", "cff": "CITATION.cff"}  # fmt: skip
-IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}  # what every browser shows in an <img>
 VERSIONS_SHOWN = 10
-PREVIEW_ROWS = 50
 RENDERED_KEPT = 512  # citations and JSON-LD documents kept per process (a few KiB each)
 PAGES_KEPT = 128  # records' parts of pages kept per process (tens of KiB each)
 STATS_MARK = "<!--record-stats-->"  # nh3 drops comments from descriptions: only the template has this one
@@ -200,68 +201,6 @@ def latest_page(recid: int) -> BaseResponse:
     return redirect(urls.record_html(services().settings.BASE_URL, newest), 302)
 
 
-@bp.get("/records/<int:recid>/preview/<path:key>")
-@doc(tags=["pages"], parameters=[{"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0},
-                                  "description": "the first row shown of a CSV file"}],
-     responses={"200": {"description": "A CSV file's rows (HTML) or a PDF, inline",
-                        "content": {"text/html": {}, "application/pdf": {}}},
-                "404": {"description": "No such file, no preview for it, or not readable by the caller"}})
-def preview(recid: int, key: str) -> BaseResponse:
-    """A file's preview, shown in a frame of the record's page: a CSV file's rows as a table (`?offset=` pages),
-    a PDF as itself for the browser's viewer. 404 for other files and to those who may not read them."""
-    s = services()
-    row, objs = read.readable_files(s.db, s.settings, recid, identity())
-    obj = next((o for o in objs if o["key"] == key), None)
-    if obj is None or _kind(obj) not in {"table", "pdf"}:
-        raise NotFound("This file has no preview.")
-    if _kind(obj) == "pdf":
-        return _pdf(obj)
-    offset = _offset(request.args.get("offset"))
-    types = previews.column_types(s.files, objs, obj)
-    page = query_preview(previews.preview_db(s.settings.INSTANCE_PATH, s.files, obj, types), PREVIEW_ROWS, offset,
-                         {}, None)  # fmt: skip
-    base = urls.record_preview_html("", recid, key) + "?offset="
-    pages = {"previous": base + str(max(offset - PREVIEW_ROWS, 0)) if offset > 0 else None,
-             "next": base + str(offset + PREVIEW_ROWS) if offset + PREVIEW_ROWS < page["total"] else None}
-    response = render_page("records/preview.html", key=key, recid=recid, page=page, links=pages,
-                           first=offset + 1, last=offset + len(page["rows"]))  # fmt: skip
-    _frameable(response)
-    return response
-
-
-def _offset(raw: str | None) -> int:
-    try:
-        offset = int(raw or 0)
-    except ValueError:
-        offset = -1
-    if offset < 0:
-        raise NotFound("No such page of the preview.")
-    return offset
-
-
-def _pdf(obj: buckets.ObjectRow) -> Response:
-    """The PDF inline: the file download sends PDFs as attachments (a browser must not show an upload as a page
-    of this site); here it goes to the browser's PDF viewer, which runs nothing of the site's."""
-    path = services().files.path(obj["uri"])
-    with open(path, "rb") as handle:
-        if not handle.read(5) == b"%PDF-":
-            raise NotFound("This file has no preview: it is not a PDF.")
-    response = send_file(path, mimetype="application/pdf", conditional=True, etag=obj["checksum"].replace(":", "-"),
-                         download_name=obj["key"], max_age=0)  # fmt: skip
-    response.headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(obj['key'])}"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.cache_control.private = True
-    _frameable(response)
-    return response
-
-
-def _frameable(response: Response) -> None:
-    """A preview may be framed by this site's pages only."""
-    response.headers["X-Frame-Options"] = "SAMEORIGIN"
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'")
-
-
 def _variant(style: str, chosen: str, user: dict | None) -> str:
     """What else the page's ETag depends on: the query, who is signed in, the templates."""
     parts = "\n".join((style, chosen, str(user["id"]) if user else "", PAGE_VERSION))
@@ -283,16 +222,6 @@ def _tombstone(recid: int, gone: Gone) -> Response:
     return render_page("records/tombstone.html", 410, recid=recid, newest=newest, deletion=shown)
 
 
-def _kind(obj: buckets.ObjectRow | dict) -> str:
-    """How a file is previewed: image, table (CSV), pdf; '' for none."""
-    key = obj["key"].lower()
-    if obj.get("mimetype") in IMAGE_TYPES:
-        return "image"
-    if previews.is_table(obj):  # type: ignore[arg-type]
-        return "table"
-    return "pdf" if key.endswith(".pdf") else ""
-
-
 def _files(record: dict, row: dict) -> list[dict]:
     """The record's files as the page shows them: the record's entries with their SHA-256 and preview kind."""
     if "files" not in record:
@@ -307,7 +236,7 @@ def _files(record: dict, row: dict) -> list[dict]:
     first_image = _first_image(shown)
     for entry in shown:
         # The first image has thumbnails (PNG), whatever its format: a TIFF is previewed too.
-        entry["preview"] = "image" if entry["key"] == first_image else _kind(entry)
+        entry["preview"] = "image" if entry["key"] == first_image else kind_of(entry["key"], entry["mimetype"])
     return shown
 
 
@@ -349,6 +278,15 @@ def _jsonld(record: dict) -> Markup:
     return Markup(text)
 
 
+def _community_titles(m: dict) -> dict[str, str]:
+    """The titles of the record's communities, by identifier (one that is gone shows its identifier)."""
+    identifiers = [c["id"] for c in m.get("communities") or [] if isinstance(c, dict) and c.get("id")]
+    if not identifiers:
+        return {}
+    with services().db.read() as conn:
+        return community_store.titles(conn, identifiers)
+
+
 def _access(record: dict) -> dict[str, Any]:
     """What applies to the files: the access right, the embargo's end, the conditions, whether they are shown."""
     m = record["metadata"]
@@ -375,9 +313,11 @@ def _page_context(record: dict, row: dict, style: str, chosen: str) -> dict[str,
         "versions": versions, "version_count": version_count,
         "newer": newest if not relation.get("is_last", True) and newest else None,
         "citation": citation, "citation_error": citation_error, "style": style, "styles": styles,
-        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype) for name, ser in serializers.REGISTRY.items()
-                    if ser.applies(record)],
+        "exports": [(name, FORMAT_LABELS.get(name, name), ser.mimetype, ser.filename(record))
+                    for name, ser in serializers.REGISTRY.items() if ser.applies(record)],
         "jsonld": _jsonld(record), "description": Markup(sanitize_html(m.get("description") or "")),
+        "summary": strip_html(m.get("description")),
+        "community_titles": _community_titles(m),
         "notes": Markup(sanitize_html(m.get("notes") or "")), "method": Markup(sanitize_html(m.get("method") or "")),
         "license": license_info((m.get("license") or {}).get("id"), licenses),
         "language": language_name(m.get("language")) or m.get("language"),

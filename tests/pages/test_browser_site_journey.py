@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 from helpers.browser import (
@@ -133,8 +134,8 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         exports = page.locator(".exports a")
         assert exports.count() >= 8
         api = api_session(live_server)
-        for i in range(exports.count()):
-            assert api.get(exports.nth(i).get_attribute("href"), timeout=30).status_code == 200
+        for i in range(exports.count()):  # each format shown as text, and downloaded
+            assert api.get(urljoin(page.url, exports.nth(i).get_attribute("href")), timeout=30).status_code == 200
         page.get_by_role("link", name="Preview glaciers.csv").click()
         expect(page.frame_locator("iframe.preview-table").locator("tbody tr").first).to_contain_text("G0")
         with page.expect_download() as download:

@@ -66,7 +66,8 @@ def test_the_community_page_is_its_links_html(client, curator):
     assert api["links"]["html"] == "https://localhost/communities/ocean/"
     page = text(client.get("/communities/ocean/"))
     assert "<h1>Ocean observations</h1>" in page and "<p>Seas <b>only</b></p>" in page
-    assert "Peer-reviewed data" in page and "0 results" in page
+    assert "Peer-reviewed data" in page and "No records yet" in page and "A record joins it" in page
+    assert "0 results" in text(client.get("/communities/ocean/?q=waves"))  # a search finding nothing says so
     assert "Curate requests" not in page  # a guest sees no owner's actions
     owner_view = text(curator.get("/communities/ocean/"))
     assert 'href="/communities/ocean/curate"' in owner_view and 'href="/communities/ocean/edit"' in owner_view
@@ -166,3 +167,22 @@ def test_forged_forms_strangers_and_ended_sessions_get_pages(app, client, curato
         users.end_sessions(conn, 1)  # the curator's sessions end (signed out everywhere, or expired)
     ended = curator.get("/communities/ocean/edit")
     assert ended.status_code == 302 and ended.headers["Location"] == "/login/?next=/communities/ocean/edit"
+
+
+def test_counts_titles_and_the_empty_state(app, client, curator, make_token):
+    empty = text(client.get("/communities/ocean/"))
+    assert "No records yet" in empty and "Communities</strong> field" in empty and "Try fewer words" not in empty
+    assert "See the requests" in text(curator.get("/communities/ocean/"))  # the owner is led to the curation page
+    assert "0 records" in text(client.get("/communities/"))
+    author = {"Authorization": f"Bearer {make_token('author@example.org')}"}
+    record = published(https_client(app), author, title="Tides", communities=[{"identifier": "ocean"}])
+    page = text(curator.get("/communities/ocean/curate"))
+    request_id = re.search(r'<h3 id="request-(\d+)">', page).group(1)  # type: ignore[union-attr]
+    assert post_form(curator, f"/communities/ocean/curate/{request_id}/accept", {},
+                     page="/communities/ocean/curate").status_code == 303  # fmt: skip
+    listing = text(client.get("/communities/"))
+    assert "1 record<" in listing
+    community = text(client.get("/communities/ocean/"))
+    assert "No records yet" not in community and titles(community) == ["Tides"]
+    shown = text(client.get(f"/records/{record['record_id']}"))
+    assert '<a href="/communities/ocean/">Ocean observations</a>' in shown  # the title, not the identifier

@@ -193,7 +193,7 @@ def _with_files(client, auth, files: dict[str, bytes], **overrides):  # type: ig
 
 def test_previews_of_a_table_an_image_and_a_pdf(client, auth):
     rows = b"n,name\n" + b"".join(b"%d,row %d\n" % (i, i) for i in range(120))
-    dep = _with_files(client, auth, {"figure.png": PNG, "table.csv": rows, "paper.pdf": PDF, "notes.txt": b"hi"})
+    dep = _with_files(client, auth, {"figure.png": PNG, "table.csv": rows, "paper.pdf": PDF, "data.bin": b"hi"})
     recid = dep["id"]
     response, html = page(client, f"/records/{recid}")
     assert response.headers["Content-Security-Policy"].count("frame-src 'self'") == 1
@@ -201,7 +201,7 @@ def test_previews_of_a_table_an_image_and_a_pdf(client, auth):
     assert f'src="https://localhost/api/records/{recid}/thumb750"' in html
     for key in ("figure.png", "table.csv", "paper.pdf"):
         assert f'href="?preview={key}#preview"' in html
-    assert 'data-preview="notes.txt"' not in html
+    assert 'data-preview="data.bin"' not in html
     _, html = page(client, f"/records/{recid}?preview=table.csv")
     assert f'<iframe class="preview-frame preview-table" title="Preview of table.csv" src="/records/{recid}/preview/table.csv">' in html
     table, text = page(client, f"/records/{recid}/preview/table.csv")
@@ -222,7 +222,7 @@ def test_previews_of_a_table_an_image_and_a_pdf(client, auth):
     assert pdf.status_code == 200 and body == PDF and pdf.mimetype == "application/pdf"
     assert pdf.headers["Content-Disposition"].startswith("inline") and pdf.headers["X-Frame-Options"] == "SAMEORIGIN"
     # The download itself stays an attachment; files without a preview have none.
-    assert client.get(f"/records/{recid}/preview/notes.txt").status_code == 404
+    assert client.get(f"/records/{recid}/preview/data.bin").status_code == 404
     assert client.get(f"/records/{recid}/preview/missing.csv").status_code == 404
 
 

@@ -16,6 +16,7 @@ from repository.datadesc.checks.rows import sibling_key
 from repository.datadesc.preview import COLUMNS_TABLE, DEFAULT_LIMIT, INT64_MAX
 from repository.errors import BadRequest, NotFound, field_error
 from repository.files.buckets import ObjectRow
+from repository.files.previews import separator_of
 from repository.files.store import FileStore
 
 DESCRIPTOR_MAX_BYTES = 8 * 1024 * 1024  # a descriptor is a few KiB; a huge one is not read for a preview
@@ -57,9 +58,10 @@ def _matches(built: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
 
 
 def preview_db(instance_path: str, store: FileStore, csv: ObjectRow, types: Mapping[str, str]) -> Path:
-    """The preview database of a CSV object, built (or rebuilt for new column types) once, atomically."""
-    if not is_table(csv):
-        raise NotFound("No preview: previews are made of CSV files only.")
+    """The preview database of a CSV (or TSV) object, built (or rebuilt for new column types) once, atomically."""
+    separator = separator_of(csv["key"])
+    if not is_table(csv) and separator == ",":
+        raise NotFound("No preview: previews are made of CSV and TSV files only.")
     folder = Path(instance_path) / "previews"
     folder.mkdir(parents=True, exist_ok=True)
     db_path = folder / f"{csv['file_id']}.db"
@@ -73,7 +75,7 @@ def preview_db(instance_path: str, store: FileStore, csv: ObjectRow, types: Mapp
         fcntl.flock(fd, fcntl.LOCK_EX)
         built = _built_types(db_path)
         if built is None or not _matches(built, types):
-            build_preview_db(store.path(csv["uri"]), db_path, types)
+            build_preview_db(store.path(csv["uri"]), db_path, types, separator)
     finally:
         os.close(fd)  # closing releases the lock
     return db_path

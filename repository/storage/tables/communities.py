@@ -7,6 +7,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
     Table,
     Text,
@@ -25,6 +26,7 @@ communities = Table(
     Column("owner_id", Integer, ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True),
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),
+    Column("logo", LargeBinary, nullable=True),  # a PNG thumbnail (repository/communities/logos.py)
 )
 
 
