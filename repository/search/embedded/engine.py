@@ -28,16 +28,18 @@ from repository.search.embedded.tantivy_query import (
     FORM,
     Translator,
     add_distinct,
+    add_exact,
     add_json,
     build_schema,
     hit_count,
     int_column,
+    register_analyzers,
     stored_source,
     to_tantivy_json,
     with_source_json,
 )
 from repository.search.embedded.writer_lease import LOCK, WriterLease
-from repository.search.mapping import fields, template_digest
+from repository.search.mapping import BEFORE_STEMMING, fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
 
@@ -87,12 +89,14 @@ class EmbeddedBackend:
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
         self.schema = build_schema(self.fields)
-        self._parser = tantivy.Index(self.schema)  # in memory, empty: its query parser builds key ranges (Translator)
+        self._parser = register_analyzers(tantivy.Index(self.schema))  # in memory, empty: its query parser builds key ranges (Translator)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
-        # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct).
+        # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct), and
+        # those stored before the stemming analyzers their text fields' companions (add_exact).
+        old = f"tantivy-{DOCUMENT_VERSION}-{BEFORE_STEMMING}"
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {
-            f"tantivy-{DOCUMENT_VERSION}-{template_digest()}": add_distinct}
+            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields)}
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
@@ -139,7 +143,7 @@ class EmbeddedBackend:
             if cached is not None and cached[1].meta == meta:
                 return cached
             if cached is None:
-                index = tantivy.Index.open(str(self.root / name))
+                index = register_analyzers(tantivy.Index.open(str(self.root / name)))
                 index.config_reader("Manual")
             else:
                 index = cached[0]
@@ -408,7 +412,7 @@ class EmbeddedBackend:
             name = self._pointer(NEXT)
             if name is None or not self._journal(name).exists():
                 raise RuntimeError("create_new_index() first")
-        index = tantivy.Index.open(str(self.root / name))
+        index = register_analyzers(tantivy.Index.open(str(self.root / name)))
         if index.searcher().num_docs:
             raise RuntimeError(f"{name} is not empty: load_documents fills a new index")
         writer = index.writer(heap_size=self.bulk_heap_size, num_threads=self.bulk_threads)

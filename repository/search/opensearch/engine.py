@@ -15,7 +15,7 @@ from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 from repository.errors import ServiceUnavailable
 from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION, add_member
-from repository.search.mapping import SOURCE_FIELD, load_template, template_digest
+from repository.search.mapping import BEFORE_STEMMING, SOURCE_FIELD, load_template, template_digest
 from repository.search.params import SearchRequest
 from repository.search.query import (
     Bool,
@@ -179,7 +179,10 @@ class OpenSearchBackend:
         self.replicas = replicas
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
-        self.upgrades: dict[str, Callable[[bytes], bytes]] = {}
+        # The template's stemming analyzers changed the mapping but not the documents (a multi-field indexes each
+        # text value twice on the server): documents stored before them load as they are.
+        self.upgrades: dict[str, Callable[[bytes], bytes]] = {
+            f"opensearch-{DOCUMENT_VERSION}-{BEFORE_STEMMING}": lambda document: document}
         self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
         self._ready = False
 
