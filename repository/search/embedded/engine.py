@@ -16,7 +16,8 @@ from typing import Any
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.search.backend import SearchResult
+from repository.search.analysis import closest
+from repository.search.backend import SUGGEST_FIELDS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION
 from repository.search.embedded import facets as facet_paths  # FEW read at each call (tests set it)
 from repository.search.embedded.deep_pages import by_column, by_first_part
@@ -52,6 +53,8 @@ JOURNAL = "pending.journal"
 # CHANGES_MAX bytes.
 CHANGES, CHANGES_MAX = "changes.log", 256 * 1024
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
+# The most frequent terms of a field with a word's first letter that "did you mean" compares the word with.
+SUGGEST_TERMS = 2000
 
 __all__ = ["CHANGES", "CURRENT", "LOCK", "NEXT", "EmbeddedBackend", "Snapshot"]
 
@@ -454,6 +457,21 @@ class EmbeddedBackend:
             return True
         except ApiError:
             return False
+
+    def suggest(self, words: list[str]) -> list[str]:
+        """Each word no title or description holds -> the nearest of the terms of those fields that start with its
+        first letter (the most frequent ones: a word's misspelling rarely changes its first letter)."""
+        index, state = self._live_snapshot()
+        searcher = state.searcher
+        fields = [self._translator(searcher, index.schema).text_field(f)[0] for f in SUGGEST_FIELDS]
+        out = []
+        for word in words:
+            if not word or any(searcher.doc_freq(f, word) for f in fields):
+                out.append(word)
+                continue
+            terms = [t for f in fields for t in searcher.terms_with_prefix(f, word[0], limit=SUGGEST_TERMS)]
+            out.append(closest(word, terms) or word)
+        return out
 
     def get_revisions(self) -> dict[int, int]:
         """recid -> revision for every document of the live index."""
