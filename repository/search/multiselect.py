@@ -36,6 +36,6 @@ def search(backend: SearchReader, req: SearchRequest) -> SearchResult:
         elif req.post_filters:  # the search's own counts leave the post-filters out
             groups.setdefault(None, []).append(facet)
     aggregations = dict(result.aggregations)
-    for facet, names in groups.items():
-        aggregations.update(backend.search(counted_without(req, facet, tuple(names))).aggregations)
+    for own, names in groups.items():
+        aggregations.update(backend.search(counted_without(req, own, tuple(names))).aggregations)
     return dataclasses.replace(result, aggregations=aggregations)
