@@ -440,7 +440,7 @@ def _content_key(view: SearchView, result: Any, titles: dict[str, str]) -> bytes
     # time rather than dumped whole (20 hits are ~100 KB of JSON: ~175 µs a page to digest).
     hits = [(hit.get("id"), hit.get("revision"), hit.get("updated")) for hit in result.hits]
     shown = (view.action, view.state, view.page, view.pages, view.prev_url, view.next_url, view.sort, titles,
-             result.total, hits, result.aggregations)
+             result.total, hits, result.aggregations, view.fallback, view.suggestion)
     return hashlib.blake2b(orjson.dumps(shown, option=orjson.OPT_NON_STR_KEYS), digest_size=20).digest()
 
 
