@@ -255,7 +255,13 @@ def add_exact(document: bytes, field_map: dict[str, Field]) -> bytes:
         return document
     for companion in added:
         values[companion] = values[field_map[companion].parent]
-    values[PRESENT] = values.get(PRESENT, []) + added
+    present = []
+    for name in values.get(PRESENT, []):  # each companion right after its field, as `to_tantivy_json` lists them
+        present.append(name)
+        f = field_map.get(name)
+        if f is not None and f.exact in added:
+            present.append(f.exact)
+    values[PRESENT] = present
     return json.dumps(values, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
