@@ -17,6 +17,7 @@ from repository.files.buckets import file_checksums
 from repository.records import read
 from repository.records.file_details import with_file_details
 from repository.records.render_context import render_context
+from repository.search import multiselect
 from repository.search.params import page_links, parse_search_args
 from repository.timeutil import http_date
 from repository.web import signposting
@@ -41,6 +42,8 @@ SEARCH_PARAMS = [
         ("file_type", "file extension"), ("keywords", "keyword"), ("publication_date", "range yyyy--yyyy"),
         ("bounds", "minLon,minLat,maxLon,maxLat"), ("custom", "[field]:value"), ("facets", "aggregations to add"),
         ("cursor", "opaque position from links.next, to read past the 10,000-result window"),
+        ("facet_counts", "post_filter (the default: facets ignore type, subtype, access_right, file_type and keywords) "
+                         "or multiselect (each facet applies every filter but its own)"),
         ("format", "media type or short name (bibtex, marcxml, datacite, dc, csl, jsonld, json, rocrate, "
                    "croissant, codemeta, cff...)"),
     )
@@ -101,7 +104,7 @@ def search_response(args: MultiDict, path: str) -> Response:
         # Export pages have no place for facets, and a cursor walk reads pages, not counts: computing them was
         # most of a search's cost on a large corpus.
         req = dataclasses.replace(req, facets=())
-    result = s.search.search(req)
+    result = multiselect.search(s.search, req)
     base = s.settings.BASE_URL + path
     links = {rel: f"{base}?{urlencode(args_)}" for rel, args_ in page_links(req, result.next_cursor, window).items()}
     header = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())

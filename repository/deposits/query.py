@@ -9,8 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from repository.metadata import to_record_metadata
+from repository.search.analysis import analyzed
 from repository.search.documents import to_index_document
 from repository.search.embedded.tantivy_query import wildcard_regex
+from repository.search.mapping import fields
 from repository.search.query import (
     Bool,
     Exists,
@@ -109,9 +111,9 @@ def _in_range(value: Any, node: Range) -> bool:
         return False
 
 
-def _phrase_in(words: tuple[str, ...], values: list[Any]) -> bool:
+def _phrase_in(words: tuple[str, ...], values: list[Any], analyzer: str = "") -> bool:
     for value in values:
-        tokens = _words(value)
+        tokens = analyzed(str(value), analyzer) if analyzer else _words(value)
         if len(words) == 1:
             if words[0] in tokens:
                 return True
@@ -133,8 +135,13 @@ def matches(node: Node, doc: dict) -> bool:
     if isinstance(node, Terms):
         return any(matches(Term(node.field, value), doc) for value in node.values)
     if isinstance(node, Text):
-        words = _words(node.text)
-        return bool(words) and _phrase_in(words, _values(doc, node.field))
+        # As the index analyzes the field (docs/search.md#words-and-phrases): stemmed words, or a companion's words
+        # as written, which are its parent's values.
+        f = fields().get(node.field)
+        analyzer = f.analyzer if f is not None else ""
+        words = analyzed(node.text, analyzer) if analyzer else _words(node.text)
+        values = _values(doc, f.parent if f is not None and f.parent else node.field)
+        return bool(words) and _phrase_in(words, values, analyzer)
     if isinstance(node, Wildcard | Regex):
         # RE2 (linear time whatever the caller's pattern), on the whole value or one of its words, as the engine
         # matches keyword values and the words of text fields.

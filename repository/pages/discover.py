@@ -26,7 +26,10 @@ from repository.communities import store
 from repository.errors import ApiError
 from repository.pages.base import page_response, render_page
 from repository.paging import Page
+from repository.search import multiselect
+from repository.search.analysis import analyzed, highlight, plain_words
 from repository.search.params import LINK_ARGS, page_links, parse_search_args
+from repository.search.query import Bool, Node, Text
 from repository.web.openapi import doc
 from repository.web.request import services
 from repository.web.session import COOKIE as SESSION_COOKIE
@@ -46,8 +49,13 @@ ACCESS_LABELS = {"open": "Open access", "embargoed": "Embargoed", "restricted": 
 SORTS = (("bestmatch", "Best match"), ("mostrecent", "Most recent"), ("-mostrecent", "Oldest first"),
          ("mostviewed", "Most viewed"), ("-publication_date", "Publication date, newest"),
          ("publication_date", "Publication date, oldest"), ("version", "Version"))  # fmt: skip
-# The state a page's URL may carry: the API's arguments, less the facets list (the page chooses its facets).
-STATE_ARGS = tuple(a for a in LINK_ARGS if a != "facets")
+# The state a page's URL may carry: the API's arguments, less the facets list and the way they count (the page
+# chooses both: its facets count multi-select, docs/search.md#filters).
+STATE_ARGS = tuple(a for a in LINK_ARGS if a not in ("facets", "facet_counts"))
+PAGE_SIZES = (10, 20, 50, 100)  # the page-size choices of the search form (any size the API takes works in the URL)
+PAGES_AROUND = 2  # page links either side of the current one in the pager
+# The publication-year histogram groups years into decades past this many distinct years (docs/search.md#filters).
+YEARS_SHOWN = 15
 CREATORS_SHOWN = 5
 SNIPPET_CHARS = 300
 RECENT = 6
@@ -78,6 +86,13 @@ class SearchView:
     prev_url: str | None = None
     next_url: str | None = None
     error: ApiError | None = None
+    fallback: str | None = None  # the parser's complaint when `q` was searched as plain words instead
+    searched: str = ""  # the words searched when falling back
+    suggestion: str | None = None  # "did you mean", when nothing matched
+    suggestion_url: str | None = None
+    size: int = 10
+    page_links: list[dict[str, Any]] = field(default_factory=list)  # the pager's numbers (None: a gap)
+    years: dict[str, Any] | None = None  # the publication-year histogram and range form
     key: bytes = b""  # what the facets and results show, digested (rendered_results' cache key)
     rendered: Markup | None = None  # the facets and results as rendered before for the same key
     sorts: tuple[tuple[str, str], ...] = SORTS
@@ -85,7 +100,17 @@ class SearchView:
     @property
     def hidden(self) -> list[tuple[str, str]]:
         """The state the search form carries unseen (its own fields and the page number are not among it)."""
-        return [(k, v) for k, v in self.state if k not in ("q", "sort", "all_versions", "page", "cursor", "from")]
+        return [(k, v) for k, v in self.state
+                if k not in ("q", "sort", "all_versions", "size", "page", "cursor", "from")]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """The page-size choices, with the page's own size if it is another."""
+        return PAGE_SIZES if self.size in PAGE_SIZES else tuple(sorted((*PAGE_SIZES, self.size)))
+
+    def hidden_except(self, *names: str) -> list[tuple[str, str]]:
+        """The state a small form (the page jump, the year range) carries unseen, less the arguments it sets."""
+        return [(k, v) for k, v in self.state if k not in names and k not in ("cursor", "from")]
 
     @property
     def clear_url(self) -> str:
@@ -144,7 +169,7 @@ def _facets(view: SearchView, aggregations: dict[str, Any], titles: dict[str, st
     of the hits has it) is still listed, so that it can be removed."""
     out = []
     for name in FACETS:
-        if name not in aggregations:
+        if name not in aggregations or name == "publication_date":  # the year histogram shows it (_years)
             continue
         chosen = [v for k, v in view.state if k == name]
         entries = []
@@ -197,18 +222,21 @@ def plain_snippet(html: str | None, limit: int = SNIPPET_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"
 
 
-def card(record: dict[str, Any]) -> dict[str, Any]:
-    """What a result card shows of a record of the search results."""
+def card(record: dict[str, Any], stems: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """What a result card shows of a record of the search results; `stems`: the words to highlight in its title and
+    snippet (query_stems)."""
     md = record.get("metadata", {})
     creators = [c.get("name", "") for c in md.get("creators", []) if isinstance(c, dict)]
     right = md.get("access_right", "open")
+    snippet = plain_snippet(md.get("description"))
     return {
         "id": record["id"], "url": urls.record_html("", record["id"]), "title": md.get("title") or "Untitled",
         "creators": creators[:CREATORS_SHOWN], "more_creators": max(0, len(creators) - CREATORS_SHOWN),
         "date": md.get("publication_date", ""), "type": type_info(md).title,
         "access_right": right, "access_label": ACCESS_LABELS.get(right, right),
         "doi": record.get("doi") or md.get("doi"), "version": md.get("version"),
-        "snippet": plain_snippet(md.get("description")),
+        "snippet": snippet, "title_html": highlight(md.get("title") or "Untitled", stems),
+        "snippet_html": highlight(snippet, stems),
     }  # fmt: skip
 
 
@@ -222,47 +250,149 @@ def community_titles(identifiers: list[str]) -> dict[str, str]:
         return store.titles(conn, valid)
 
 
+def year_range(args: MultiDict) -> MultiDict:
+    """`args` with the year range form's `year_from`/`year_to` turned into the `publication_date` filter they mean
+    (`2001--2010`, either side open); the form works without JavaScript (docs/search.md#filters)."""
+    low, high = (args.get(k, "").strip() for k in ("year_from", "year_to"))
+    if "year_from" not in args and "year_to" not in args:
+        return args
+    out = MultiDict([(k, v) for k, v in args.items(multi=True)
+                     if k not in ("year_from", "year_to", "publication_date", "page")])
+    if low or high:
+        out.add("publication_date", f"{low}--{high}")
+    return out
+
+
+def _q_error(exc: ApiError) -> bool:
+    """Whether `exc` is the parser refusing `q` (the page then searches its plain words)."""
+    return exc.status == 400 and any(e.get("field") == "q" for e in exc.errors or [])
+
+
 def search_view(args: MultiDict, action: str, fixed: MultiDict | None = None) -> SearchView:
     """Run the search a page's URL asks for (plus `fixed` arguments its path implies, e.g. a community) with the
-    API's own parsing and backend. A bad argument leaves its ApiError in `error` (the page answers its status)."""
+    API's own parsing and backend, its facets counted multi-select. A `q` the parser refuses is searched as plain
+    words, with the parser's message kept to tell the visitor; any other bad argument leaves its ApiError in
+    `error` (the page answers its status)."""
     fixed = fixed or MultiDict()
-    view = SearchView(action=action, state=page_state(args, tuple(fixed.keys())))
+    view = SearchView(action=action, state=page_state(year_range(args), tuple(fixed.keys())))
     view.q = next((v for k, v in view.state if k == "q"), "")
     view.all_versions = any(k == "all_versions" and v.lower() in ("1", "true") for k, v in view.state)
     s = services()
+    window = s.settings.SEARCH_WINDOW
+    query = MultiDict(view.state)
+    for key, value in fixed.items(multi=True):
+        query.add(key, value)
+    query["facets"] = ",".join(f for f in FACETS if f not in fixed)
+    query["facet_counts"] = "multiselect"
     try:
-        query = MultiDict(view.state)
-        for key, value in fixed.items(multi=True):
-            query.add(key, value)
-        query["facets"] = ",".join(f for f in FACETS if f not in fixed)
-        window = s.settings.SEARCH_WINDOW
-        req = parse_search_args(query, cursor_key=s.secret, window=window)
-        result = s.search.search(req)
+        try:
+            req = parse_search_args(query, cursor_key=s.secret, window=window)
+        except ApiError as exc:
+            if not _q_error(exc):
+                raise
+            view.fallback, view.searched = exc.message, plain_words(view.q)
+            query["q"] = view.searched
+            req = parse_search_args(query, cursor_key=s.secret, window=window)
+        result = multiselect.search(s.search, req)
     except ApiError as exc:
         if exc.status >= 500:
             raise
         view.error = exc
         return view
     view.sort = req.sort_arg
+    view.size = req.size
     view.total = result.total
     view.page = req.offset // req.size + 1
     view.pages = max(1, math.ceil(min(result.total, window) / req.size))
     links = page_links(req, result.next_cursor, window)
-    drop = {"facets", *fixed.keys()}
+    drop = {"facets", "facet_counts", *fixed.keys()}
     if "prev" in links:
         view.prev_url = view.url([(k, v) for k, v in links["prev"] if k not in drop])
     if "next" in links:
         view.next_url = view.url([(k, v) for k, v in links["next"] if k not in drop])
+    view.page_links = _page_numbers(view, req.after is not None)
+    if not result.total and view.q and view.fallback is None:
+        _suggest(view, s.search)
     buckets = result.aggregations.get("communities", {}).get("buckets", [])
     chosen = [v for k, v in view.state if k == "communities"]
     titles = community_titles(sorted({str(b["key"]) for b in buckets} | set(chosen))) if buckets or chosen else {}
     view.key = _content_key(view, result, titles)
     view.rendered = _remembered("parts", view.key)
     if view.rendered is None:
-        view.cards = [card(r) for r in result.hits]
+        stems = query_stems(req.query)
+        view.cards = [card(r, stems) for r in result.hits]
         view.facets = _facets(view, result.aggregations, titles)
+        view.years = _years(view, result.aggregations.get("publication_date"))
     view.active = _active(view, titles)
     return view
+
+
+def query_stems(node: Node) -> frozenset[str]:
+    """The stems of the words a query searches as text (what a results page highlights)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Text):
+            found.update(analyzed(item.text, "words"))
+        elif isinstance(item, Bool):
+            stack.extend((*item.must, *item.should, *item.filter))  # words a record must not have are not shown
+    return frozenset(found)
+
+
+def _suggest(view: SearchView, backend: Any) -> None:
+    """"Did you mean" for a search of plain words that found nothing: each word no title or description holds,
+    replaced by the nearest frequent term of those fields (SearchReader.suggest)."""
+    if view.q.split() != plain_words(view.q).split():
+        return  # query syntax: a suggestion of its words alone would change what it means
+    words = list(analyzed(view.q, "exact"))
+    suggested = backend.suggest(words)
+    if suggested != words:
+        view.suggestion = " ".join(suggested)
+        view.suggestion_url = view.url([(k, v) for k, v in view.state if k not in ("q", "page", "cursor", "from")]
+                                       + [("q", view.suggestion)])
+
+
+def _page_numbers(view: SearchView, by_cursor: bool) -> list[dict[str, Any]]:
+    """The pager's page numbers: the first, the last and PAGES_AROUND either side of the current one, with gaps
+    (None) between; none for a cursor walk (past the window, pages have no numbers)."""
+    if by_cursor or view.pages <= 1:
+        return []
+    shown = sorted({1, view.pages, *range(max(1, view.page - PAGES_AROUND),
+                                          min(view.pages, view.page + PAGES_AROUND) + 1)})
+    kept = [(k, v) for k, v in view.state if k not in ("page", "cursor", "from")]
+    out: list[dict[str, Any]] = []
+    for number in shown:
+        if out and number - out[-1]["number"] > 1:
+            out.append({"number": None})
+        out.append({"number": number, "current": number == view.page,
+                    "url": view.url(kept + ([("page", str(number))] if number > 1 else []))})
+    return out
+
+
+def _years(view: SearchView, aggregation: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The publication-year histogram: a bar per year (per decade past YEARS_SHOWN years), each a link to that
+    range, the range in force marked, and the from-to form's values. A bar's height is in tenths of the highest
+    (a class: the pages' Content-Security-Policy refuses inline styles)."""
+    counts = {int(b["key_as_string"]): int(b["doc_count"]) for b in (aggregation or {}).get("buckets", [])}
+    chosen = next((v for k, v in view.state if k == "publication_date"), "")
+    low, _, high = chosen.partition("--")
+    if not counts and not chosen:
+        return None
+    span = 10 if len(counts) > YEARS_SHOWN else 1
+    grouped: dict[int, int] = {}
+    for year, count in counts.items():
+        grouped[year - year % span] = grouped.get(year - year % span, 0) + count
+    most = max(grouped.values(), default=1)
+    bars = []
+    for start, count in sorted(grouped.items()):
+        end = start + span - 1
+        value = f"{start}--{end}"
+        bars.append({"label": f"{start}s" if span > 1 else str(start), "count": count,
+                     "height": max(1, round(10 * count / most)), "selected": value == chosen,
+                     "url": view.url(_toggled(view.state, "publication_date", value, replace=True))})
+    return {"bars": bars, "decades": span > 1, "low": low.strip().lstrip(">")[:4], "high": high.strip().lstrip("<")[:4],
+            "first": min(counts, default=None), "last": max(counts, default=None)}
 
 
 # The facets and results of a search, rendered (most of a search page's cost), by what they show: the page's
@@ -312,7 +442,7 @@ def _content_key(view: SearchView, result: Any, titles: dict[str, str]) -> bytes
     # time rather than dumped whole (20 hits are ~100 KB of JSON: ~175 µs a page to digest).
     hits = [(hit.get("id"), hit.get("revision"), hit.get("updated")) for hit in result.hits]
     shown = (view.action, view.state, view.page, view.pages, view.prev_url, view.next_url, view.sort, titles,
-             result.total, hits, result.aggregations)
+             result.total, hits, result.aggregations, view.fallback, view.suggestion)
     return hashlib.blake2b(orjson.dumps(shown, option=orjson.OPT_NON_STR_KEYS), digest_size=20).digest()
 
 

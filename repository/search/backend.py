@@ -38,6 +38,14 @@ class SearchReader(Protocol):
     def ping(self) -> bool:
         """True when the engine answers."""
 
+    def suggest(self, words: list[str]) -> list[str]:
+        """`words` (analyzed by "exact", analysis.py) with each one no title or description holds replaced by the
+        nearest frequent term of those fields, if any (the search page's "did you mean" when nothing matches)."""
+
+
+# The fields whose terms "did you mean" offers (their unstemmed companions: a suggestion is a word as written).
+SUGGEST_FIELDS = ("title.exact", "description.exact")
+
 
 class SearchWriter(Protocol):
     """What keeping the live index in step with the database needs: the outbox's index rows, takedowns."""

@@ -23,6 +23,9 @@ class Field:
     type: str  # text, keyword, long, integer, boolean, date, geo_point
     lowercase: bool = False
     kind: str = ""  # coarse kind used by the compilers: text, keyword, number, boolean, date or geo
+    analyzer: str = ""  # of a text field: "words" (stemmed and folded) or "exact" (folded only), docs/search.md
+    exact: str = ""  # of a stemmed text field: its unstemmed companion (`title.exact`), which quoted phrases search
+    parent: str = ""  # of a companion field: the field whose values it indexes again
 
     def __post_init__(self) -> None:
         kinds = {"long": "number", "integer": "number", "short": "number", "byte": "number", "geo_point": "geo"}
@@ -43,7 +46,13 @@ def _flatten(properties: dict[str, Any], prefix: str = "") -> dict[str, Field]:
         elif spec.get("type") == "object" or spec.get("enabled") is False:
             continue  # stored only (the record copy)
         else:
-            found[path] = Field(path, spec["type"], spec.get("normalizer") == "lowercase")
+            companions = spec.get("fields") or {}
+            exact = f"{path}.exact" if "exact" in companions else ""
+            found[path] = Field(path, spec["type"], spec.get("normalizer") == "lowercase",
+                                analyzer=spec.get("analyzer", ""), exact=exact)
+            for sub, sub_spec in companions.items():
+                found[f"{path}.{sub}"] = Field(f"{path}.{sub}", sub_spec["type"], analyzer=sub_spec.get("analyzer", ""),
+                                               parent=path)
     return found
 
 
@@ -56,6 +65,11 @@ def fields_of(template: dict[str, Any]) -> dict[str, Field]:
 def fields() -> dict[str, Field]:
     """The indexed fields of the records template shipped with the project."""
     return fields_of(load_template())
+
+
+# The digest of the template before the text fields gained stemming and their `.exact` companions: documents
+# stored in that form are upgraded on the way into a reindex (each engine's `upgrades`), not built again.
+BEFORE_STEMMING = "ee8db6d5"
 
 
 @functools.cache

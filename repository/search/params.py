@@ -39,7 +39,16 @@ POST_FILTERS = {"type": "resource_type.type", "subtype": "resource_type.subtype"
                 "file_type": "filetype", "keywords": "keywords"}
 STATUSES = ("draft", "published")  # the specification's `status` values
 LINK_ARGS = ("q", "status", "sort", "size", "page", "from", "all_versions", "communities", "type", "subtype",
-             "access_right", "file_type", "keywords", "publication_date", "bounds", "custom", "facets", "cursor")
+             "access_right", "file_type", "keywords", "publication_date", "bounds", "custom", "facets", "cursor",
+             "facet_counts")
+# How facets count (docs/api/records.md#facet-counts): "post_filter", the reference's (a facet ignores the filters
+# given as type, subtype, access_right, file_type and keywords), or "multiselect" (each facet applies every filter
+# in force but its own).
+FACET_COUNTS = ("post_filter", "multiselect")
+# The facet each filter argument belongs to: multiselect counting leaves a facet's own filters out of its counts
+# (a subtype is counted inside its type).
+FILTER_FACETS = {"type": "type", "subtype": "type", "access_right": "access_right", "file_type": "file_type",
+                 "keywords": "keywords", "communities": "communities", "publication_date": "publication_date"}
 BOUNDS_FORMAT = ("Invalid bounds: four comma-separated numbers required. "
                  "Example: 143.37158,-38.99357,146.90918,-37.35269")
 # Queries whose hits all score alike (constant-score queries; filters add nothing to the score): their relevance
@@ -73,6 +82,9 @@ class SearchRequest:
     size: int
     facets: tuple[str, ...]
     after: tuple[Any, ...] | None = None  # search_after values from a cursor
+    multiselect: bool = False  # facet_counts=multiselect (repository/search/multiselect.py)
+    # (facet, node) of each filter or post-filter that belongs to a facet (FILTER_FACETS), for multiselect counting
+    facet_filters: tuple[tuple[str, Node], ...] = ()
     fingerprint: str = ""
     args: tuple[tuple[str, str], ...] = ()  # the recognised arguments as given, for links
     cursor_key: bytes = field(default=b"", repr=False)
@@ -235,6 +247,7 @@ def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WIND
         offset = (_int_arg(args, "page", 1) - 1) * size
 
     filters: list[Node] = []
+    named: list[tuple[str, Node]] = []
     status = args.get("status")
     if status not in (None, "", *STATUSES):
         raise invalid(f'Invalid status "{status}": use {" or ".join(STATUSES)}.', "status")
@@ -246,16 +259,22 @@ def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WIND
     communities = [c for c in args.getlist("communities") if c]
     if communities:
         filters.append(Terms("communities", tuple(communities)))
+        named.append(("communities", filters[-1]))
     if args.get("bounds"):
         filters.append(parse_bounds(args.get("bounds")))
     filters.extend(parse_custom(raw, custom_terms) for raw in args.getlist("custom") if raw)
     if args.get("publication_date"):
         filters.append(parse_date_filter(args.get("publication_date")))
+        named.append(("publication_date", filters[-1]))
     post_filters = []
     for name, index_field in POST_FILTERS.items():
         values = [v for v in args.getlist(name) if v]
         if values:
             post_filters.append(Terms(index_field, tuple(values)))
+            named.append((FILTER_FACETS[name], post_filters[-1]))
+    counting = (args.get("facet_counts") or "").strip() or FACET_COUNTS[0]
+    if counting not in FACET_COUNTS:
+        raise invalid(f'Invalid facet_counts "{counting}": use {" or ".join(FACET_COUNTS)}.', "facet_counts")
 
     facets = DEFAULT_FACETS
     if args.get("facets"):
@@ -266,7 +285,8 @@ def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WIND
 
     recognised = tuple((k, v) for k in LINK_ARGS for v in args.getlist(k))
     fingerprint = hashlib.sha256(json.dumps(
-        [q, sort, descending, [(k, v) for k, v in recognised if k not in ("page", "size", "cursor", "facets")]],
+        [q, sort, descending, [(k, v) for k, v in recognised
+                               if k not in ("page", "size", "cursor", "facets", "facet_counts")]],
     ).encode()).hexdigest()[:16]
     after = None
     raw_cursor = args.get("cursor")
@@ -284,6 +304,7 @@ def parse_search_args(args: Args, *, cursor_key: bytes = b"", window: int = WIND
     return SearchRequest(
         q=q, query=query, filters=tuple(filters), post_filters=tuple(post_filters), sort=sort,
         descending=descending, offset=offset, size=size, facets=facets, after=after,
+        multiselect=counting == "multiselect", facet_filters=tuple(named),
         fingerprint=fingerprint, args=recognised, cursor_key=cursor_key)
 
 

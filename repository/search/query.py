@@ -171,7 +171,8 @@ def resolve_field(name: str) -> list[Field]:
             name = ALIASES.get(replacement + name[len(prefix):], replacement + name[len(prefix):])
     known = searchable()
     if "*" in name or "?" in name:
-        matched = [f for n, f in known.items() if fnmatch.fnmatchcase(n, name) and f.kind != "geo"]
+        # Companion fields (`title.exact`) are named, never globbed: a glob searches each field once.
+        matched = [f for n, f in known.items() if fnmatch.fnmatchcase(n, name) and f.kind != "geo" and not f.parent]
         if matched:
             return matched
     elif name in known:
@@ -191,7 +192,8 @@ def exists_query(name: str) -> Node:
     if path == SOURCE_FIELD:
         return MatchAll()  # the stored record: every document has it
     every = fields()
-    inside = [f for n, f in every.items() if n.startswith(path + ".")]
+    # Companion fields (`title.exact`) hold what their parent holds: the parent answers for them.
+    inside = [f for n, f in every.items() if n.startswith(path + ".") and not f.parent]
     if inside:
         return _any([Exists(f.name) for f in inside])
     if path in every:
@@ -345,7 +347,9 @@ def _leaf(field: Field, text: str, chars: list[tuple[str, bool]] | None = None) 
 class _Compiler:
     def __init__(self) -> None:
         known = searchable()
-        self.defaults = [f for f in known.values() if f.kind == "text"] + [known[n] for n in DEFAULT_KEYWORD_FIELDS]
+        self.known = known
+        self.defaults = [f for f in known.values() if f.kind == "text" and not f.parent] + \
+            [known[n] for n in DEFAULT_KEYWORD_FIELDS]
 
     def node(self, n: lq.Item, field: Field | None) -> Node:
         if isinstance(n, lq.SearchField):
@@ -421,7 +425,8 @@ class _Compiler:
     def phrase(self, text: str, field: Field | None) -> Node:
         if field is None and (doi := _DOI.fullmatch(text.strip())):
             return identifier_query(doi.group(1))
-        return self.default(field, lambda f: _leaf(f, text))
+        # A quoted phrase means these words as written: the unstemmed companion of a text field (docs/search.md).
+        return self.default(field, lambda f: _leaf(self.known[f.exact] if f.exact else f, text))
 
     def range(self, n: lq.Item, field: Field | None) -> Node:
         if field is None:

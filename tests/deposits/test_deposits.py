@@ -308,6 +308,7 @@ def test_list_query(client, auth):
     assert search("alpha") == [alpha["id"]]
     assert sorted(search("study")) == sorted([alpha["id"], beta["id"]])
     assert search('title:"study of rivers"') == [beta["id"]]
+    assert search("river") == [beta["id"]] and search('"study of river"') == []  # stemmed words, exact phrases
     assert search("keywords:water") == [alpha["id"]]
     assert search("riv*") == [beta["id"]]
     assert search("study AND NOT lakes") == [beta["id"]]

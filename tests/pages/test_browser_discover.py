@@ -104,12 +104,13 @@ def test_search_facets_and_community_curation_in_a_browser(live_server):
         check_page(page, "search page on a phone")
         page.set_viewport_size(DESKTOP)
 
-        # A bad query: the API's message on the page, with status 400.
-        answer = page.goto(base + "/search?q=title:(unclosed")
+        # A bad argument: the API's message on the page, with status 400 (a bad `q` is searched as plain words:
+        # test_browser_search_words.py).
+        answer = page.goto(base + "/search?q=melt&sort=nonsense")
         assert answer is not None and answer.status == 400
         assert page.get_by_role("alert").is_visible()
-        assert page.locator("#search-q").input_value() == "title:(unclosed"
-        check_page(page, "search page with a bad query")
+        assert page.locator("#search-q").input_value() == "melt"
+        check_page(page, "search page with a bad argument")
         screenshot(page, "search-bad-query")
 
         # An address that is no page of the site: the site's error page, not an error object.

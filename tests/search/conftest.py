@@ -13,7 +13,7 @@ from opensearchpy.exceptions import NotFoundError
 
 from repository.search.backend import SearchBackend
 from repository.search.documents import to_index_document
-from repository.search.embedded.tantivy_query import to_tantivy
+from repository.search.embedded.tantivy_query import register_analyzers, to_tantivy
 from repository.search.mapping import fields
 from repository.search.open import open_search
 
@@ -60,7 +60,7 @@ def _load(kind: str, backend: SearchBackend, docs: list[dict[str, Any]]) -> None
         backend.load_documents((d["recid"], d["revision"], backend.engine_document(d)) for d in docs)
         backend.swap()
     elif kind == "embedded-documents":
-        index = tantivy.Index.open(str(backend.root / (backend.root / "CURRENT").read_text()))
+        index = register_analyzers(tantivy.Index.open(str(backend.root / (backend.root / "CURRENT").read_text())))
         writer = index.writer(heap_size=50_000_000, num_threads=1)
         for doc in docs:
             writer.add_document(to_tantivy(doc, fields()))

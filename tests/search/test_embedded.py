@@ -16,7 +16,7 @@ from helpers.search import ids, run
 from repository.errors import ServiceUnavailable
 from repository.search.documents import to_index_document
 from repository.search.embedded.engine import LOCK, EmbeddedBackend
-from repository.search.embedded.tantivy_query import build_schema, to_tantivy
+from repository.search.embedded.tantivy_query import build_schema, register_analyzers, to_tantivy
 from repository.search.mapping import fields, fields_of, load_template
 from repository.search.open import open_search
 
@@ -125,7 +125,7 @@ def test_schema_is_derived_from_the_template():
     template["template"]["mappings"]["properties"]["extra"] = {"type": "keyword", "normalizer": "lowercase"}
     field_map = fields_of(template)
     schema = build_schema(field_map)
-    index = tantivy.Index(schema)
+    index = register_analyzers(tantivy.Index(schema))
     writer = index.writer(heap_size=15_000_000, num_threads=1)
     writer.add_document(to_tantivy({"recid": 1, "extra": "MiXeD", "title": "Hello"}, field_map))
     writer.commit()

@@ -39,7 +39,7 @@ def d(*parts: int) -> datetime:
     ('keywords:("a-b")', Term("keywords", "a-b")),
     ("keywords:A-b", Term("keywords", "A-b")),  # keywords keep their case
     ("title:Ocean", Text("title", "Ocean")),
-    ('title:"deep ocean"', Text("title", "deep ocean")),
+    ('title:"deep ocean"', Text("title.exact", "deep ocean")),  # a quoted phrase: the unstemmed companion
     ("title:oce*", Wildcard("title", "oce*")),
     ("title:OC?an", Wildcard("title", "oc?an")),
     ("filename:a\\*b", Term("filename", "a*b")),  # an escaped star is literal

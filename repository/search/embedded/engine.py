@@ -16,7 +16,8 @@ from typing import Any
 import tantivy
 
 from repository.errors import ApiError, ServiceUnavailable
-from repository.search.backend import SearchResult
+from repository.search.analysis import closest
+from repository.search.backend import SUGGEST_FIELDS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION
 from repository.search.embedded import facets as facet_paths  # FEW read at each call (tests set it)
 from repository.search.embedded.deep_pages import by_column, by_first_part
@@ -28,16 +29,18 @@ from repository.search.embedded.tantivy_query import (
     FORM,
     Translator,
     add_distinct,
+    add_exact,
     add_json,
     build_schema,
     hit_count,
     int_column,
+    register_analyzers,
     stored_source,
     to_tantivy_json,
     with_source_json,
 )
 from repository.search.embedded.writer_lease import LOCK, WriterLease
-from repository.search.mapping import fields, template_digest
+from repository.search.mapping import BEFORE_STEMMING, fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
 
@@ -50,6 +53,8 @@ JOURNAL = "pending.journal"
 # CHANGES_MAX bytes.
 CHANGES, CHANGES_MAX = "changes.log", 256 * 1024
 Entry = tuple[int, int, bytes]  # recid, revision, engine-ready document (to_tantivy_json)
+# The most frequent terms of a field with a word's first letter that "did you mean" compares the word with.
+SUGGEST_TERMS = 2000
 
 __all__ = ["CHANGES", "CURRENT", "LOCK", "NEXT", "EmbeddedBackend", "Snapshot"]
 
@@ -87,12 +92,14 @@ class EmbeddedBackend:
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
         self.fields = fields()
         self.schema = build_schema(self.fields)
-        self._parser = tantivy.Index(self.schema)  # in memory, empty: its query parser builds key ranges (Translator)
+        self._parser = register_analyzers(tantivy.Index(self.schema))  # in memory, empty: its query parser builds key ranges (Translator)
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
-        # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct).
+        # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct), and
+        # those stored before the stemming analyzers their text fields' companions (add_exact).
+        old = f"tantivy-{DOCUMENT_VERSION}-{BEFORE_STEMMING}"
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {
-            f"tantivy-{DOCUMENT_VERSION}-{template_digest()}": add_distinct}
+            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields)}
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
@@ -139,7 +146,7 @@ class EmbeddedBackend:
             if cached is not None and cached[1].meta == meta:
                 return cached
             if cached is None:
-                index = tantivy.Index.open(str(self.root / name))
+                index = register_analyzers(tantivy.Index.open(str(self.root / name)))
                 index.config_reader("Manual")
             else:
                 index = cached[0]
@@ -408,7 +415,7 @@ class EmbeddedBackend:
             name = self._pointer(NEXT)
             if name is None or not self._journal(name).exists():
                 raise RuntimeError("create_new_index() first")
-        index = tantivy.Index.open(str(self.root / name))
+        index = register_analyzers(tantivy.Index.open(str(self.root / name)))
         if index.searcher().num_docs:
             raise RuntimeError(f"{name} is not empty: load_documents fills a new index")
         writer = index.writer(heap_size=self.bulk_heap_size, num_threads=self.bulk_threads)
@@ -450,6 +457,21 @@ class EmbeddedBackend:
             return True
         except ApiError:
             return False
+
+    def suggest(self, words: list[str]) -> list[str]:
+        """Each word no title or description holds -> the nearest of the terms of those fields that start with its
+        first letter (the most frequent ones: a word's misspelling rarely changes its first letter)."""
+        index, state = self._live_snapshot()
+        searcher = state.searcher
+        fields = [self._translator(searcher, index.schema).text_field(f)[0] for f in SUGGEST_FIELDS]
+        out = []
+        for word in words:
+            if not word or any(searcher.doc_freq(f, word) for f in fields):
+                out.append(word)
+                continue
+            terms = [t for f in fields for t in searcher.terms_with_prefix(f, word[0], limit=SUGGEST_TERMS)]
+            out.append(closest(word, terms) or word)
+        return out
 
     def get_revisions(self) -> dict[int, int]:
         """recid -> revision for every document of the live index."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import math
 from datetime import UTC, date, datetime, timedelta
@@ -12,6 +11,7 @@ from typing import Any, cast
 import orjson
 import tantivy
 
+from repository.search.analysis import ANALYZERS, analyzed
 from repository.search.documents import add_member, day_keys
 from repository.search.mapping import SOURCE_FIELD, Field
 from repository.search.query import (
@@ -40,9 +40,16 @@ PRESENT = "_present"  # names of the fields a document has, so `_exists_` works 
 # than reading every match's terms. Part of the engine-ready form (FORM): documents made before it lack them.
 DISTINCT = {"keywords": "_distinct_keywords", "filetype": "_distinct_filetype",
             "communities": "_distinct_communities"}
+_A_COMPANION = "title.exact"  # a field every index made with the stemming analyzers has
 FORM = "d1"  # the embedded engine's additions to the documents (DISTINCT): a change makes stored documents stale
-_ANALYZER = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
+
+
+def register_analyzers(index: tantivy.Index) -> tantivy.Index:
+    """`index` with the template's analyzers registered (each opened index needs them, to write and to search)."""
+    for name, make in ANALYZERS.items():
+        if name != "default":
+            index.register_tokenizer(name, make())
+    return index
 
 
 def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
@@ -50,7 +57,7 @@ def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     for f in field_map.values():
         if f.kind == "text":
-            sb.add_text_field(f.name, tokenizer_name="default")
+            sb.add_text_field(f.name, tokenizer_name=f.analyzer if f.analyzer in ANALYZERS else "default")
         elif f.kind == "keyword":
             sb.add_text_field(f.name, fast=True, tokenizer_name="raw")
         elif f.kind == "number":
@@ -150,6 +157,8 @@ def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Docu
         for v in held:
             if f.kind == "text":
                 out.add_text(name, str(v))
+                if f.exact:
+                    out.add_text(f.exact, str(v))
             elif f.kind == "keyword":
                 out.add_text(name, str(v).lower() if f.lowercase else str(v))
             elif f.kind == "number":
@@ -162,6 +171,8 @@ def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Docu
                 out.add_float(f"{name}.lat", float(v["lat"]))
                 out.add_float(f"{name}.lon", float(v["lon"]))
         out.add_text(PRESENT, name)
+        if f.exact:
+            out.add_text(PRESENT, f.exact)
         if name in DISTINCT:
             out.add_integer(DISTINCT[name], _distinct(f, value if isinstance(value, list) else [value]))
     return out
@@ -206,6 +217,9 @@ def to_tantivy_json(doc: dict[str, Any], field_map: dict[str, Field]) -> bytes:
         elif name not in KEYED_DATES:
             continue  # only dates the column cannot hold (_held): without a key to find them, the engine has none
         present.append(name)
+        if f.exact:  # the unstemmed companion indexes the same values (OpenSearch: a multi-field)
+            out[f.exact] = out[name]
+            present.append(f.exact)
         if name in DISTINCT:
             out[DISTINCT[name]] = [_distinct(f, values)]
     out[PRESENT] = present
@@ -232,11 +246,23 @@ def with_source_json(document: bytes, record: bytes) -> bytes:
     return add_member(document, b'"%s":"%s"' % (SOURCE_FIELD.encode(), base64.b64encode(record)))
 
 
-@functools.lru_cache(maxsize=4096)
-def _words(text: str) -> tuple[str, ...]:
-    """The analysed words of a text query: the analyzer costs ~0.1 ms a call, and the result cache asks again for
-    every cached search at every commit."""
-    return tuple(_ANALYZER.analyze(text))
+def add_exact(document: bytes, field_map: dict[str, Field]) -> bytes:
+    """A `to_tantivy_json` document made before the text fields had unstemmed companions (mapping.BEFORE_STEMMING),
+    with them: copies of its own text values, so that a reindex upgrades stored documents without building them."""
+    values = orjson.loads(document)
+    added = [f.exact for name, f in field_map.items() if f.exact and name in values and f.exact not in values]
+    if not added:
+        return document
+    for companion in added:
+        values[companion] = values[field_map[companion].parent]
+    present = []
+    for name in values.get(PRESENT, []):  # each companion right after its field, as `to_tantivy_json` lists them
+        present.append(name)
+        f = field_map.get(name)
+        if f is not None and f.exact in added:
+            present.append(f.exact)
+    values[PRESENT] = present
+    return json.dumps(values, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def wildcard_regex(pattern: str) -> str:
@@ -295,6 +321,22 @@ class Translator:
                  parser: tantivy.Index):
         # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column)
         self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
+        self.before_stemming: bool | None = None  # found out at the first text node (text_field)
+
+    def text_field(self, name: str) -> tuple[str, str]:
+        """The index field that text on `name` searches, and the analyzer of its words. An index made before the
+        stemming analyzers (mapping.BEFORE_STEMMING) is read as it is until a reindex: every text field there has
+        the default analyzer, and a companion field is its parent."""
+        if self.before_stemming is None:
+            try:
+                tantivy.Query.term_query(self.schema, _A_COMPANION, "")
+                self.before_stemming = False
+            except ValueError:
+                self.before_stemming = True
+        f = self.fields[name]
+        if self.before_stemming:
+            return f.parent or name, "default"
+        return name, f.analyzer or "default"
 
     def value(self, name: str, value: Any) -> Any:
         f = self.fields[name]
@@ -311,11 +353,12 @@ class Translator:
         if isinstance(node, Terms):
             return Q.term_set_query(schema, node.field, [self.value(node.field, v) for v in node.values])
         if isinstance(node, Text):
-            words = _words(node.text)
+            name, analyzer = self.text_field(node.field)
+            words = analyzed(node.text, analyzer)
             if not words:
                 return Q.empty_query()
-            return Q.term_query(schema, node.field, words[0]) if len(words) == 1 else \
-                Q.phrase_query(schema, node.field, list(words))
+            return Q.term_query(schema, name, words[0]) if len(words) == 1 else \
+                Q.phrase_query(schema, name, list(words))
         if isinstance(node, Wildcard):
             return Q.regex_query(schema, node.field, wildcard_regex(node.pattern))
         if isinstance(node, Regex):

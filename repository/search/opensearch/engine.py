@@ -13,9 +13,10 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
 from repository.errors import ServiceUnavailable
-from repository.search.backend import SUBTYPE, TERMS_FACETS, SearchResult
+from repository.search.analysis import closest
+from repository.search.backend import SUBTYPE, SUGGEST_FIELDS, TERMS_FACETS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION, add_member
-from repository.search.mapping import SOURCE_FIELD, load_template, template_digest
+from repository.search.mapping import BEFORE_STEMMING, SOURCE_FIELD, load_template, template_digest
 from repository.search.params import SearchRequest
 from repository.search.query import (
     Bool,
@@ -126,6 +127,29 @@ def parse_response(response: dict[str, Any], req: SearchRequest) -> SearchResult
                         aggregations=response.get("aggregations") or {}, next_cursor=cursor)
 
 
+def suggest_body(words: list[str]) -> dict[str, Any]:
+    """A term suggester per field of SUGGEST_FIELDS over `words` (no hits, no count)."""
+    # The text once for all suggesters: OpenSearch's API specification allows a named suggester one property only.
+    suggesters: dict[str, Any] = {"text": " ".join(words)}
+    for n, field in enumerate(SUGGEST_FIELDS):
+        suggesters[f"s{n}"] = {"term": {"field": field, "suggest_mode": "missing", "sort": "score", "max_edits": 2,
+                                        "prefix_length": 1, "min_word_length": 3}}
+    return {"size": 0, "track_total_hits": False, "suggest": suggesters}
+
+
+def chosen_suggestions(words: list[str], suggest: dict[str, Any]) -> list[str]:
+    """The words with each one the suggesters answered options for replaced by the nearest option (fewest edits,
+    then most documents). "missing" mode answers none for a word its field holds; a word held by one field only
+    may still be replaced by another field's option, which the page asks only when nothing matched (a held word
+    would have matched)."""
+    out = []
+    for position, word in enumerate(words):
+        options = [(o["text"], int(o.get("freq", 0))) for found in suggest.values() if position < len(found)
+                   for o in found[position].get("options", [])]
+        out.append(closest(word, options) or word)
+    return out
+
+
 # How long deletes are remembered in an index being loaded: longer than any load (a million records take minutes).
 GC_DELETES_WHILE_BUILDING = "12h"
 GC_DELETES_LIVE = "60s"  # OpenSearch's default
@@ -179,7 +203,10 @@ class OpenSearchBackend:
         self.replicas = replicas
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
-        self.upgrades: dict[str, Callable[[bytes], bytes]] = {}
+        # The template's stemming analyzers changed the mapping but not the documents (a multi-field indexes each
+        # text value twice on the server): documents stored before them load as they are.
+        self.upgrades: dict[str, Callable[[bytes], bytes]] = {
+            f"opensearch-{DOCUMENT_VERSION}-{BEFORE_STEMMING}": lambda document: document}
         self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
         self._ready = False
 
@@ -257,6 +284,15 @@ class OpenSearchBackend:
         except NotFoundError as exc:
             raise ServiceUnavailable("The search index is missing; run scripts/reindex.py.") from exc
         return parse_response(response, req)
+
+    def suggest(self, words: list[str]) -> list[str]:
+        """Each word no title or description holds -> OpenSearch's term suggestion from those fields (the one of
+        most documents among the nearest, as the embedded engine chooses)."""
+        self._ensure()
+        if not words:
+            return []
+        response = self._call(self.client.search, index=self.prefix, body=suggest_body(words))
+        return chosen_suggestions(words, response.get("suggest") or {})
 
     def get_revisions(self) -> dict[int, int]:
         """recid -> revision of every live document, read with search_after over recid."""
