@@ -1,0 +1,121 @@
+"""Writing one full public export: the records of `reader.public_records` as gzipped JSON Lines (each line the v1
+record the anonymous API answers) and as a gzipped DataCite XML bundle (`<records>` around one `<resource>` per
+record, the registry's DataCite renderer), streamed batch by batch (memory stays flat whatever the number of
+records), with a manifest of counts, SHA-256 checksums, date and format versions (docs/operators/export.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+import orjson
+from lxml import etree
+
+from repository.config import Settings
+from repository.exports import folder
+from repository.exports.reader import BATCH, public_records
+from repository.records.render_context import render_context
+from repository.search.backend import IndexBuilder
+from repository.storage import Database
+from repository.timeutil import isoformat, utcnow
+from serializers import OAI_FORMATS, REGISTRY
+
+FORMAT_VERSION = 1  # of the export's layout: the files, the manifest's keys
+LEVEL = 6  # gzip: level 9 costs about twice the time for a few per cent
+
+
+class ExportError(Exception):
+    """No export was written (another is being written)."""
+
+
+@dataclass
+class _Hashing:
+    """A file object that hashes what it writes (the compressed bytes, as a reader downloads them)."""
+
+    handle: IO[bytes]
+    digest: Any
+    size: int = 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+def export_records(db: Database, settings: Settings, search: IndexBuilder, root: str,
+                   now: dt.datetime | None = None, keep: int | None = None, batch: int = BATCH,
+                   progress: Callable[[int], object] | None = None) -> dict[str, Any]:
+    """Write a full public export under `root` as of `now`, renamed into place when whole, and prune to the `keep`
+    newest (EXPORT_KEEP by default); returns its manifest. ExportError when another export is being written; any
+    other failure leaves no listed export behind."""
+    when = now or utcnow()
+    with folder.exclusive(root) as mine:
+        if not mine:
+            raise ExportError("another export is being written to " + root)
+        folder.clear_partials(root)
+        name = folder.name_of(when)
+        partial = os.path.join(root, folder.PARTIAL + name)
+        os.makedirs(partial, mode=0o700)
+        try:
+            written = _write_files(db, settings, search, partial, batch, progress)
+            manifest = _manifest(settings, name, when, written)
+            _write_synced(os.path.join(partial, folder.MANIFEST), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+            if os.path.exists(os.path.join(root, name)):  # two exports in one second: the newer one wins
+                folder.remove(root, name)
+            folder.publish(root, partial, name)
+        except BaseException:
+            folder.clear_partials(root)
+            raise
+        folder.prune(root, settings.EXPORT_KEEP if keep is None else keep)
+    return manifest
+
+
+def _write_files(db: Database, settings: Settings, search: IndexBuilder, partial: str, batch: int,
+                 progress: Callable[[int], object] | None) -> dict[str, dict[str, Any]]:
+    ctx = render_context(settings, db)
+    v1, resource = REGISTRY["v1"].render, OAI_FORMATS["registry"].element
+    count = 0
+    with open(os.path.join(partial, folder.JSONL), "wb") as jsonl_file, \
+            open(os.path.join(partial, folder.DATACITE), "wb") as xml_file:
+        jsonl_out, xml_out = _Hashing(jsonl_file, hashlib.sha256()), _Hashing(xml_file, hashlib.sha256())
+        with gzip.GzipFile(fileobj=jsonl_out, mode="wb", compresslevel=LEVEL, mtime=0) as jsonl, \
+                gzip.GzipFile(fileobj=xml_out, mode="wb", compresslevel=LEVEL, mtime=0) as xml, \
+                etree.xmlfile(xml, encoding="UTF-8") as bundle:
+            bundle.write_declaration()
+            with bundle.element("records"):
+                for records in public_records(db, settings, search, batch):
+                    jsonl.write(b"".join(v1(record, ctx) + b"\n" for record in records))
+                    for record in records:
+                        bundle.write(resource(record, ctx))
+                    count += len(records)
+                    if progress is not None:
+                        progress(count)
+        for handle in (jsonl_file, xml_file):
+            handle.flush()
+            os.fsync(handle.fileno())
+    return {folder.JSONL: {"sha256": jsonl_out.digest.hexdigest(), "size": jsonl_out.size, "records": count,
+                           "format": "v1", "media_type": REGISTRY["v1"].mimetype, "compression": "gzip"},
+            folder.DATACITE: {"sha256": xml_out.digest.hexdigest(), "size": xml_out.size, "records": count,
+                              "format": "datacite", "media_type": REGISTRY["datacite"].mimetype,
+                              "schema": OAI_FORMATS["registry"].schema, "namespace": OAI_FORMATS["registry"].namespace,
+                              "compression": "gzip"}}
+
+
+def _manifest(settings: Settings, name: str, when: dt.datetime, files: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"export_format": FORMAT_VERSION, "id": name, "created": isoformat(when), "source": settings.BASE_URL,
+            "doi_prefix": settings.doi_prefix, "records": files[folder.JSONL]["records"], "files": files}
+
+
+def _write_synced(path: str, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
