@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from repository import urls
+from repository.files.store import fsync_dir
 
 MANIFEST = "manifest.json"
 JSONL = "records.jsonl.gz"
@@ -75,19 +76,22 @@ def file_path(root: str, name: str, file: str) -> str | None:
 def exclusive(root: str) -> Iterator[bool]:
     """Whether this process holds the exports' lock (an flock the kernel drops if the process dies): one export
     at a time across every process writing to `root`; yields False when another holds it."""
-    import fcntl
-
     os.makedirs(root, mode=0o700, exist_ok=True)
     fd = os.open(os.path.join(root, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
+        yield _took(fd)
     finally:
-        os.close(fd)
+        os.close(fd)  # and with it the lock
+
+
+def _took(fd: int) -> bool:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def clear_partials(root: str) -> None:
@@ -101,7 +105,7 @@ def publish(root: str, partial: str, name: str) -> str:
     """Rename the finished folder `partial` to `name` (atomic on one file system) and sync the parent."""
     final = os.path.join(root, name)
     os.rename(partial, final)
-    _sync_dir(root)
+    fsync_dir(root)
     return final
 
 
@@ -119,14 +123,6 @@ def remove(root: str, name: str) -> None:
     doomed = os.path.join(root, PARTIAL + "removed-" + name)
     os.rename(os.path.join(root, name), doomed)
     shutil.rmtree(doomed, ignore_errors=True)
-
-
-def _sync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def listing(root: str, base: str) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import os
 import orjson
 import pytest
 from helpers.exports import bundle, export, jsonl, latest
+from helpers.xsd import validate
 
 from repository.exports import folder
 from repository.exports.periodic import Exporter
@@ -45,6 +46,8 @@ def test_export_holds_what_the_api_answers_for_each_public_record(client, settin
     assert resources.tag == "records"
     dois = [r.findtext(f"{{{DATACITE_NS}}}identifier") for r in resources]
     assert dois == [line["doi"] for line in lines]
+    for resource in resources:
+        validate(resource, "datacite4")  # each against the official DataCite schema
 
 
 def test_manifest_counts_and_checksums_hold(settings, corpus, tmp_path) -> None:
