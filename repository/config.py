@@ -35,6 +35,13 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _count(raw: str) -> int:
+    value = int(raw.strip())
+    if value < 1:
+        raise ValueError("expected an integer of at least 1")
+    return value
+
+
 def _positive_float(raw: str) -> float:
     value = float(raw.strip())
     if not value >= 0:  # NaN too
@@ -258,6 +265,17 @@ class Settings:
     FILES_SWEEP_INTERVAL: int = setting(
         600, "Seconds between two sweeps of FILES_ROOT by the background worker (thread or scripts/worker.py).",
         _positive_int,
+    )
+    EXPORTS_ROOT: str = setting(
+        "{INSTANCE_PATH}/exports", "Directory holding the full public exports served at /api/exports/ "
+        "(docs/operators/export.md).")
+    EXPORT_INTERVAL: int = setting(
+        86400, "Seconds between two full public exports written by the background worker (thread or "
+        "scripts/worker.py); 0: none (the export command still writes them).", _positive_int,
+    )
+    EXPORT_KEEP: int = setting(
+        3, "How many full public exports are kept; each new one removes the oldest beyond this number.",
+        _count,
     )
     FILES_ORPHAN_AGE: int = setting(
         3600,

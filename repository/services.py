@@ -23,6 +23,7 @@ from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
+from repository.exports.periodic import Exporter
 from repository.files import multipart
 from repository.files.store import FileStore
 from repository.files.sweeper import Sweeper
@@ -147,7 +148,7 @@ def _load_vocabularies(db: Database) -> None:
 def _wire_worker(services: Services) -> None:
     """The periodic tasks of the worker's pass, the same in both shapes (the thread of each server process, and
     scripts/worker.py): usage statistics, data-description documents left pending, the validation jobs a dead process
-    left and the sweep of expired ones, orphan files (a crashed upload's temporary file), the mail outbox, which
+    left and the sweep of expired ones, orphan files (a crashed upload's temporary file), the full public exports, the mail outbox, which
     each commit that queues a message also hands to this process's mail thread, and the packed columns' dictionaries."""
     settings, on_pass = services.settings, services.indexer.on_pass
     on_pass.append(services.stats.on_pass)
@@ -156,5 +157,6 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE,
                            also=multipart.sweep))  # and the expired multipart uploads
     on_pass.append(services.mailer.process_pending)
+    on_pass.append(Exporter(services.db, settings, services.search, lambda: services.clock()))  # full public exports
     on_pass.append(Tending(services.db))  # the zstd dictionaries of the packed columns, once there are enough values
     services.db.wire(mail.SEND, services.mailer.kick)

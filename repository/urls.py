@@ -24,6 +24,7 @@ COMMUNITIES = "/api/communities/"
 FUNDERS = "/api/funders/"
 GRANTS = "/api/grants/"
 OAI = "/oai2d"
+EXPORTS = "/api/exports/"
 
 
 def doi(value: str) -> str:
@@ -353,6 +354,16 @@ def sitemap(base: str, part: str = "") -> str:
 
 
 # Other services
+
+
+def exports_api(base: str) -> str:
+    """The list of the latest full public exports (docs/api/exports.md)."""
+    return f"{base}{EXPORTS}"
+
+
+def export_file(base: str, export_id: str, name: str) -> str:
+    """One file of a full public export: its data files or its `manifest.json`."""
+    return f"{base}{EXPORTS}{export_id}/{quote(name)}"
 
 
 def oai(base: str) -> str:

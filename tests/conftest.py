@@ -253,6 +253,7 @@ def _build_settings(instance_path: str, database_url: str, overrides: dict) -> S
         "SECRET_KEY": "test-secret",
         # Tests apply the outbox themselves (publish does it right after its commit); no polling thread.
         "BACKGROUND_WORKER": False,
+        "EXPORT_INTERVAL": 0,  # the worker's periodic export only where a test asks for it
         # argon2id's cheapest parameters: a sign-up costs microseconds, not half a second of CPU.
         "PASSWORD_HASH_PROFILE": "cheapest",
     }

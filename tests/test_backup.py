@@ -10,39 +10,14 @@ import threading
 import time
 
 import pytest
+from helpers.databases import drop_database, empty_database
 from helpers.factories import make_deposit, publish, published, upload
 from helpers.http import download, https_client
-from sqlalchemy import create_engine, make_url, text
 
 import scripts.reindex
 from app import create_app
 from repository.config import Settings
 from scripts import backup, restore
-
-TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "")
-
-
-def _empty_database(tmp_path) -> str:  # type: ignore[no-untyped-def]
-    """A new database for the restored instance: a SQLite file not yet made, or `<test database>_restore`."""
-    if not TEST_DATABASE_URL:
-        return f"sqlite:///{tmp_path}/restored/repository.db"
-    url = make_url(TEST_DATABASE_URL)
-    url = url.set(database=f"{url.database}_restore")
-    server = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with server.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{url.database}"'))
-    server.dispose()
-    return url.render_as_string(hide_password=False)
-
-
-def _drop(url: str) -> None:
-    if url.startswith("postgresql"):
-        parsed = make_url(url)
-        server = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
-        with server.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
-        server.dispose()
 
 
 def _published_big(client, auth: dict, title: str, content: bytes) -> int:  # type: ignore[no-untyped-def]
@@ -113,7 +88,7 @@ def test_backup_while_publishing_then_restore_into_a_new_instance(app, client, a
         digest, name = line.split("  ", 1)
         assert hashlib.sha256((target / name).read_bytes()).hexdigest() == digest, name
 
-    restored_url = _empty_database(tmp_path)
+    restored_url = empty_database(tmp_path, "restored")
     restored_client = None
     try:
         restored = Settings.build(INSTANCE_PATH=str(tmp_path / "restored"), DATABASE_URL=restored_url,
@@ -146,7 +121,7 @@ def test_backup_while_publishing_then_restore_into_a_new_instance(app, client, a
     finally:
         if restored_client is not None:
             restored_client.application.extensions["repository"].db.dispose()
-        _drop(restored_url)
+        drop_database(restored_url)
 
 
 def test_backup_refuses_a_folder_that_is_not_empty(settings, tmp_path, capsys):

@@ -22,7 +22,18 @@ Domain modules are imported inside the commands: `--help` and the offline valida
 
 from __future__ import annotations
 
-from repository.cli import accounts, backups, database, fixity, index, records, serving, settings, validators  # noqa: F401  (each registers its commands)
+from repository.cli import (  # noqa: F401  (each registers its commands)
+    accounts,
+    backups,
+    database,
+    exports,
+    fixity,
+    index,
+    records,
+    serving,
+    settings,
+    validators,
+)
 from repository.cli.preamble import COMMANDS, Command, CommandError, Context, arg, command, invoke, main, run
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Context", "arg", "command", "invoke", "main", "run"]

@@ -49,17 +49,24 @@ def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool) -> Respon
         # clearly instead of failing inside the file sender.
         log.error("file %s of bucket %s is missing on disk at %s", obj["key"], obj["bucket_id"], path)
         raise ServiceUnavailable("The file's contents are unavailable at the moment; the operators have been told.")
+    return send_path(path, obj["key"], obj["mimetype"], obj["checksum"], obj["updated"], as_attachment,
+                     obj.get("sha256"))
+
+
+def send_path(path: str, name: str, mimetype: str, etag: str, updated: dt.datetime, as_attachment: bool,
+              sha256: str | None = None) -> Response:
+    """The file at `path` as `send_object` sends a stored object: `etag` its strong entity tag (`md5:<hex>` also
+    gives Content-MD5), `updated` its Last-Modified, `sha256` (hex) its Content-Digest."""
     size = os.path.getsize(path)
-    modified = _seconds(obj["updated"])
-    etag = obj["checksum"]
+    modified = _seconds(updated)
     not_modified = _preconditions(etag, modified)
     byte_range = None if not_modified else _requested_range(etag, modified, size)
-    mimetype = safe_mimetype(obj["mimetype"])
+    mimetype = safe_mimetype(mimetype)
     response = send_file(
         path,
         mimetype=mimetype,
         as_attachment=as_attachment or mimetype == "application/octet-stream",
-        download_name=obj["key"],
+        download_name=name,
         conditional=False,
         etag=etag,
         last_modified=modified,
@@ -85,8 +92,8 @@ def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool) -> Respon
         response.close()
         response.response = _file_range(path, 0, size)
         # The reference's hex form; only on whole files (a checksum of the whole is wrong for a part).
-        response.headers["Content-MD5"] = etag.removeprefix("md5:")
-        sha256 = obj.get("sha256")
+        if etag.startswith("md5:"):
+            response.headers["Content-MD5"] = etag.removeprefix("md5:")
         if sha256:  # RFC 9530, as uploads accept it
             digest = base64.b64encode(bytes.fromhex(sha256)).decode()
             response.headers["Content-Digest"] = f"sha-256=:{digest}:"

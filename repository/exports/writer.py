@@ -1,0 +1,130 @@
+"""Writing one full public export: the records of `reader.public_records` as gzipped JSON Lines (each line the v1
+record the anonymous API answers) and as a gzipped DataCite XML bundle (`<records>` around one `<resource>` per
+record, the registry's DataCite renderer), streamed batch by batch (memory stays flat whatever the number of
+records), with a manifest of counts, SHA-256 checksums, date and format versions (docs/operators/export.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+import orjson
+
+from repository.config import Settings
+from repository.exports import folder
+from repository.exports.reader import BATCH, public_records
+from repository.records import renditions
+from repository.records.render_context import render_context
+from repository.search.backend import IndexBuilder
+from repository.storage import Database
+from repository.timeutil import isoformat, utcnow
+from serializers import OAI_FORMATS, REGISTRY
+from serializers.oai import metadata_renderer, rendition_name
+
+FORMAT_VERSION = 1  # of the export's layout: the files, the manifest's keys
+LEVEL = 1  # gzip: the fastest level; 6 took three times the CPU of the rest of an export (bench/export_bench.py)
+# The bundle around the stored `<resource>` bodies (lxml's, as OAI-PMH serves them inside its envelope, which
+# declares xsi for them): the same root `render_page` of the DataCite serializer writes, with that declaration.
+BUNDLE_START = (b"<?xml version='1.0' encoding='UTF-8'?>\n"
+                b'<records xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n')
+BUNDLE_END = b"</records>\n"
+
+
+class ExportError(Exception):
+    """No export was written (another is being written)."""
+
+
+@dataclass
+class _Hashing:
+    """A file object that hashes what it writes (the compressed bytes, as a reader downloads them)."""
+
+    handle: IO[bytes]
+    digest: Any
+    size: int = 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+def export_records(db: Database, settings: Settings, search: IndexBuilder, root: str,
+                   now: dt.datetime | None = None, keep: int | None = None, batch: int = BATCH,
+                   progress: Callable[[int], object] | None = None) -> dict[str, Any]:
+    """Write a full public export under `root` as of `now`, renamed into place when whole, and prune to the `keep`
+    newest (EXPORT_KEEP by default); returns its manifest. ExportError when another export is being written; any
+    other failure leaves no listed export behind."""
+    when = now or utcnow()
+    with folder.exclusive(root) as mine:
+        if not mine:
+            raise ExportError("another export is being written to " + root)
+        folder.clear_partials(root)
+        name = folder.name_of(when)
+        partial = os.path.join(root, folder.PARTIAL + name)
+        os.makedirs(partial, mode=0o700)
+        try:
+            written = _write_files(db, settings, search, partial, batch, progress)
+            manifest = _manifest(settings, name, when, written)
+            _write_synced(os.path.join(partial, folder.MANIFEST), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+            if os.path.exists(os.path.join(root, name)):  # two exports in one second: the newer one wins
+                folder.remove(root, name)
+            folder.publish(root, partial, name)
+        except BaseException:
+            folder.clear_partials(root)
+            raise
+        folder.prune(root, settings.EXPORT_KEEP if keep is None else keep)
+    return manifest
+
+
+def _write_files(db: Database, settings: Settings, search: IndexBuilder, partial: str, batch: int,
+                 progress: Callable[[int], object] | None) -> dict[str, dict[str, Any]]:
+    ctx = render_context(settings, db)
+    v1 = REGISTRY["v1"].render
+    # The DataCite `<resource>` of each record as OAI-PMH's `registry` format serves it: stored renditions, rendered
+    # (and stored) only for the records changed since they were last rendered, so a periodic export renders little.
+    datacite = OAI_FORMATS["registry"]
+    name, render = rendition_name(datacite), metadata_renderer(datacite)
+    count = 0
+    with open(os.path.join(partial, folder.JSONL), "wb") as jsonl_file, \
+            open(os.path.join(partial, folder.DATACITE), "wb") as xml_file:
+        jsonl_out, xml_out = _Hashing(jsonl_file, hashlib.sha256()), _Hashing(xml_file, hashlib.sha256())
+        with gzip.GzipFile(fileobj=jsonl_out, mode="wb", compresslevel=LEVEL, mtime=0) as jsonl, \
+                gzip.GzipFile(fileobj=xml_out, mode="wb", compresslevel=LEVEL, mtime=0) as xml:
+            xml.write(BUNDLE_START)
+            for found in public_records(db, settings, search, batch):
+                jsonl.write(b"".join(v1(record, ctx) + b"\n" for record in found.records))
+                with db.read() as conn:
+                    bodies = renditions.bodies(conn, db, settings, ctx, found.rows, name, render)
+                xml.write(b"".join(bodies[row["id"]] + b"\n" for row in found.rows if row["id"] in bodies))
+                count += len(found.records)
+                if progress is not None:
+                    progress(count)
+            xml.write(BUNDLE_END)
+        for handle in (jsonl_file, xml_file):
+            handle.flush()
+            os.fsync(handle.fileno())
+    return {folder.JSONL: {"sha256": jsonl_out.digest.hexdigest(), "size": jsonl_out.size, "records": count,
+                           "format": "v1", "media_type": REGISTRY["v1"].mimetype, "compression": "gzip"},
+            folder.DATACITE: {"sha256": xml_out.digest.hexdigest(), "size": xml_out.size, "records": count,
+                              "format": "datacite", "media_type": REGISTRY["datacite"].mimetype,
+                              "schema": datacite.schema, "namespace": datacite.namespace, "compression": "gzip"}}
+
+
+def _manifest(settings: Settings, name: str, when: dt.datetime, files: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"export_format": FORMAT_VERSION, "id": name, "created": isoformat(when), "source": settings.BASE_URL,
+            "doi_prefix": settings.doi_prefix, "records": files[folder.JSONL]["records"], "files": files}
+
+
+def _write_synced(path: str, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
