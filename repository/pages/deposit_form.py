@@ -272,6 +272,25 @@ def from_post(form: Mapping[str, str]) -> FormState:
     return state
 
 
+def state_to_json(state: FormState, rows_sent: Mapping[str, list[int]]) -> dict[str, Any]:
+    """The form as typed, to store beside the draft (repository.deposits.formstate), with the form row of each item
+    sent, which its errors' indexes count."""
+    return {"values": dict(state.values), "rows": {k: list(v) for k, v in state.rows.items()},
+            "rows_sent": {k: list(v) for k, v in rows_sent.items()}}
+
+
+def state_from_json(stored: Mapping[str, Any]) -> FormState:
+    """The form as stored by state_to_json, read as a posted form is (whatever the stored JSON holds, only the
+    form's inputs come back, as strings)."""
+    flat: dict[str, str] = {k: str(v) for k, v in dict(stored.get("values") or {}).items() if k in INPUTS}
+    for key, rows in dict(stored.get("rows") or {}).items():
+        if key in GROUPS and isinstance(rows, list):
+            for index, row in enumerate(rows[:MAX_ROWS]):
+                if isinstance(row, dict):
+                    flat.update({input_id(key, index, sub): str(v) for sub, v in row.items()})
+    return from_post(flat)
+
+
 def _number(text: str) -> Any:
     """A coordinate as a number when it reads as one (a decimal comma too); else the text, for the validator to
     refuse in its own words ("nan" and "inf" included: no range check can refuse NaN)."""
