@@ -105,7 +105,9 @@ def submit(dep_id: int) -> BaseResponse:
         return _change_rows(deposition, state, action)
     if action not in ("save", "publish"):
         action = "save"
-    metadata, rows_sent = forms.to_metadata(state, deposition["metadata"], deposition["submitted"])
+    with services().db.read() as conn:
+        coded = forms.with_codes(conn, state)
+    metadata, rows_sent = forms.to_metadata(coded, deposition["metadata"], deposition["submitted"])
     try:
         with services().db.write() as conn:
             ctx = actions.Context(services().settings, DatabaseLookups(conn))

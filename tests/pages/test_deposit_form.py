@@ -134,7 +134,7 @@ def test_starting_needs_sign_in_and_a_button(client, app):
     assert form.status_code == 200 and form.headers["Cache-Control"] == "private, no-store"
     for name in ("upload_type", "title", "creators-0-name", "description", "access_right", "license", "keywords-0"):
         assert f'name="{name}"' in html, name
-    assert '<option value="cc-by">' in html and '<option value="eng">' in html  # pickers' suggestions
+    assert '<option value="cc-by">' in html and '<option value="English">eng</option>' in html  # pickers' suggestions
     assert 'pages/deposit/_files.html' not in html and 'id="files"' in html  # the file area is there
     assert [d["id"] for d in signed.get("/api/deposit/depositions").get_json()] == [dep_id]
     paths = client.get("/api/openapi.json").get_json()["paths"]
@@ -195,7 +195,7 @@ def test_rows_are_added_and_removed_without_javascript(owner):
 
 def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
     dep_id = start(owner)
-    typed = {"title": "Kept as typed", "upload_type": "poster", "language": "klingon", "locations-0-place": "Here",
+    typed = {"title": "Kept as typed", "upload_type": "poster", "language": "klingonese", "locations-0-place": "Here",
              "locations-0-lat": "north", "locations-0-lon": "nan", "creators-0-name": "Doe, Jane", "creators-1-name": "",  # a blank row
              "creators-2-name": "Roe, Richard", "creators-2-orcid": "0000-0000-0000-0000",
              "grants-0-id": "10.13039/501100000780::nope"}
@@ -220,7 +220,7 @@ def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
         assert 'href="#creators-2-orcid">Creator 3: ORCID: Not a valid ORCID' in html
         for field in ("language", "locations-0-lat", "locations-0-lon", "grants-0-id"):
             assert f'id="{field}-error"' in html and f'href="#{field}"' in html, field
-        assert 'value="Kept as typed"' in html and 'value="klingon"' in html and 'value="north"' in html
+        assert 'value="Kept as typed"' in html and 'value="klingonese"' in html and 'value="north"' in html
         assert 'role="alert"' in html and "problems to correct" in html
     # Publishing is refused while fields are kept as typed: the review lists them, the final button is refused.
     review = owner.get(f"/deposit/{dep_id}/publish").get_data(as_text=True)
@@ -238,10 +238,46 @@ def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
     assert m["language"] == "eng" and m["creators"][1]["orcid"] == ORCID and m["locations"][0]["lat"] == 46
 
 
+def test_languages_and_licenses_by_name(owner):
+    dep_id = start(owner)
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    # The common licenses come first among the suggestions, in this order; then the others.
+    listed = re.findall(r'<option value="([^"]+)">', html.split('id="licenses-list"')[1].split("</datalist>")[0])
+    assert listed[:7] == ["cc-by", "cc-zero", "cc-by-sa", "MIT", "Apache-2.0", "GPL-3.0-or-later", "BSD-3-Clause"]
+    assert len(listed) > 500 and len(set(listed)) == len(listed)
+    # A language and a license typed by their names are stored as their codes, and shown by name again.
+    saved = submit(owner, dep_id, {"title": "Named", "upload_type": "software", "language": "english",
+                                   "license": "Creative Commons Attribution Share Alike 4.0 International"})
+    assert saved.status_code == 303
+    m = api(owner, dep_id)["metadata"]
+    assert m["language"] == "eng" and m["license"] == "cc-by-sa"
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert 'name="language" value="English"' in html and 'name="license" value="cc-by-sa"' in html
+    # A code still works; an unknown name is refused beside its field, in the form's words.
+    assert submit(owner, dep_id, {"title": "Named", "language": "deu", "license": "MIT"}).status_code == 303
+    assert api(owner, dep_id)["metadata"]["language"] == "deu" and api(owner, dep_id)["metadata"]["license"] == "MIT"
+    submit(owner, dep_id, {"title": "Named", "language": "Elvish", "license": "Free for all"})
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert re.search(r'id="license-error">Not a license this repository knows: type part of its name', html)
+    assert 'id="language-error"' in html and 'value="Elvish"' in html and 'value="Free for all"' in html
+    assert "/api/licenses" not in html.split('id="license-error"')[1].split("</p>")[0]
+
+
+def test_the_resource_types_default_license_is_preselected(owner):
+    dep_id = start(owner)
+    assert 'name="license" value=""' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)  # no type yet
+    submit(owner, dep_id, {"title": "Data", "upload_type": "dataset"})
+    assert 'name="license" value="cc-zero"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    submit(owner, dep_id, {"title": "Paper", "upload_type": "poster"})
+    assert 'name="license" value="cc-by"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    submit(owner, dep_id, {"title": "Paper", "upload_type": "poster", "access_right": "closed"})
+    assert 'name="license" value=""' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)  # no license applies
+
+
 def test_a_change_through_the_api_replaces_the_typed_form(owner):
     dep_id = start(owner)
-    assert submit(owner, dep_id, {"title": "Typed", "language": "klingon"}).status_code == 303
-    assert 'value="klingon"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert submit(owner, dep_id, {"title": "Typed", "language": "klingonese"}).status_code == 303
+    assert 'value="klingonese"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
     html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
     changed = owner.put(f"/api/deposit/depositions/{dep_id}", json={"metadata": {"title": "From the API"}},
                         headers={"X-CSRFToken": csrf_from(html), **referer(f"/deposit/{dep_id}")})
