@@ -58,9 +58,10 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         add_row(page, "keywords")
         fill_row(page, "keywords", {"": "climate"})
         page.fill("#version", "1.0")
-        page.fill("#language", "eng")
+        page.fill("#language", "English")  # by name, stored as its code
         page.check("#access_right-open")
-        page.fill("#license", "cc-by")
+        expect(page.locator("#license")).to_have_value("")  # no default before the type was saved
+        page.fill("#license", "Creative Commons Attribution 4.0 International")
 
         for details in page.locator("details.section").all():
             if details.get_attribute("open") is None:
@@ -140,6 +141,8 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
                     "references", "thesis_supervisors", "subjects", "locations", "dates"):
             assert saved.get(key), key
         assert len(saved["creators"]) == 2 and len(saved["dates"]) == 1
+        assert saved["language"] == "eng" and saved["license"] == "cc-by"
+        assert page.locator("#language").input_value() == "English"
 
         # Publishing goes through the review step, which says what will happen.
         with page.expect_navigation():
