@@ -23,7 +23,7 @@ from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
-from repository.storage.tables.deposits import deposit_select, deposits
+from repository.storage.tables.deposits import deposit_form_states, deposit_select, deposits
 from repository.storage.tables.records import concepts, records
 from repository.timeutil import utcnow
 from repository.vocabularies.resource_types import type_columns
@@ -149,6 +149,7 @@ def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
     dep = get_deposit(conn, dep_id, owner_id, lock=True)
     if dep["status"] == "published":
         raise Forbidden("A published deposition cannot be deleted.")
+    conn.execute(delete(deposit_form_states).where(deposit_form_states.c.deposit_id == dep_id))
     conn.execute(delete(deposits).where(deposits.c.id == dep_id))
     freed = buckets.drop_bucket(conn, dep["bucket_id"])
     still_used = conn.execute(
@@ -178,16 +179,8 @@ def _file_errors(conn: Connection, dep: dict, objs: list[buckets.ObjectRow]) -> 
     return []
 
 
-def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[int]:
-    """Publish a draft (or re-publish an edit); returns the record ids to index right after the commit."""
-    dep = get_deposit(conn, dep_id, owner_id, lock=True)
-    if dep["status"] == "published" and not dep["editing"]:
-        raise BadRequest("The deposition is already published.")
-    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after. Its
-    # objects are listed once, then checked, validated and snapshotted as they are.
-    buckets.hold_bucket(conn, dep["bucket_id"])
-    objs = buckets.list_objects(conn, dep["bucket_id"]) if dep["status"] == "draft" else []
-    files_session = filefix.in_session(conn, dep)
+def _publish_checks(conn: Connection, ctx: Context, dep: dict, objs: list[buckets.ObjectRow]) -> tuple[dict, list[dict]]:
+    """The metadata as published and what refuses the publish (the metadata's errors, then the files')."""
     dep["version_draft"] = is_version_draft(conn, dep)
     errors: list[dict] = []
     try:
@@ -199,6 +192,31 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         errors.extend(_file_errors(conn, dep, objs))
         errors.extend(multipart.publish_errors(conn, dep["bucket_id"]))
         errors.extend(checks.publish_errors(conn, ctx.settings, dep["bucket_id"], objs))
+    return metadata, errors
+
+
+def publish_preview(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> tuple[dict, dict, list[dict]]:
+    """What publishing the deposition now would do, without doing it (the deposit form's review step): the deposit
+    row, the metadata as it would be published ({} while refused) and the errors that would refuse it."""
+    dep = get_deposit(conn, dep_id, owner_id)
+    if dep["status"] == "published" and not dep["editing"]:
+        raise BadRequest("The deposition is already published.")
+    objs = buckets.list_objects(conn, dep["bucket_id"]) if dep["status"] == "draft" else []
+    metadata, errors = _publish_checks(conn, ctx, dep, objs)
+    return dep, metadata, errors
+
+
+def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[int]:
+    """Publish a draft (or re-publish an edit); returns the record ids to index right after the commit."""
+    dep = get_deposit(conn, dep_id, owner_id, lock=True)
+    if dep["status"] == "published" and not dep["editing"]:
+        raise BadRequest("The deposition is already published.")
+    # The bucket's lock, as every file write takes it: an upload lands before the snapshot or is refused after. Its
+    # objects are listed once, then checked, validated and snapshotted as they are.
+    buckets.hold_bucket(conn, dep["bucket_id"])
+    objs = buckets.list_objects(conn, dep["bucket_id"]) if dep["status"] == "draft" else []
+    files_session = filefix.in_session(conn, dep)
+    metadata, errors = _publish_checks(conn, ctx, dep, objs)
     if errors:
         raise ValidationError(errors=errors)
     now = utcnow()

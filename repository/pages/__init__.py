@@ -6,6 +6,7 @@
 - access: access requests for restricted records (asking, deciding, the owner's list);
 - my_uploads: the signed-in user's depositions (`/deposit`); deposit_files: the deposit form's file area;
 - deposit: the deposit form (`/deposit/new`, `/deposit/<id>`, a deposition's `links.html`) and its actions;
+  deposit_review: the review step before publishing (`/deposit/<id>/publish`);
 - corrections: a published version's deletion (or deletion request) and files unlock, from the deposit page;
 - records: a record's page (`/records/<id>`, its `links.html`) and its files' previews;
 - record_previews: a file's preview in a frame of the record's page (tables, PDF, text, Markdown, JSON, archives);
@@ -26,6 +27,7 @@ from repository.pages import (
     corrections,
     deposit,
     deposit_files,
+    deposit_review,
     discover,
     my_uploads,
     oidc,
@@ -37,8 +39,8 @@ from repository.pages import (
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
-             deposit.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp, reference_urls.bp,
-             record_exports.bp, record_previews.bp):
+             deposit.bp, deposit_review.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp,
+             reference_urls.bp, record_exports.bp, record_previews.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -14,7 +14,7 @@ from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
 from repository import urls
-from repository.deposits import actions, representation
+from repository.deposits import actions, formstate, representation
 from repository.errors import ApiError
 from repository.files.buckets import release_files
 from repository.pages import deposit_form as forms
@@ -72,10 +72,21 @@ def create() -> BaseResponse:
 
 @bp.get("/<int:dep_id>")
 def form_page(dep_id: int) -> Response:
-    """The deposition's form with its stored metadata (404 page unless it is the signed-in user's)."""
+    """The deposition's form with its stored metadata (404 page unless it is the signed-in user's), or as typed at
+    the last save that kept only the valid fields, with the refused ones marked."""
     user = require_user()
     deposition = _deposition(dep_id, user["id"])
-    return _form_page(deposition, forms.from_metadata(deposition["metadata"]))
+    with services().db.read() as conn:
+        typed = formstate.typed(conn, dep_id) if deposition["state"] != "done" else None
+    if typed is None:
+        return _form_page(deposition, forms.from_metadata(deposition["metadata"]))
+    state = forms.state_from_json(typed)
+    return _form_page(deposition, state, forms.place_errors(typed["errors"], typed.get("rows_sent", {})),
+                      note=KEPT_AS_TYPED)
+
+
+KEPT_AS_TYPED = ("Saved, except the fields marked below: they are kept as you typed them, not yet in the draft. "
+                 "Correct them and save again; publishing needs them correct.")
 
 
 @bp.post("/<int:dep_id>")
@@ -83,8 +94,9 @@ def form_page(dep_id: int) -> Response:
                                                                    "(nothing saved)."},
                                 "400": {"description": "Refused: the form as typed, each error beside its field."}})
 def submit(dep_id: int) -> BaseResponse:
-    """Save the draft (the API's PUT), publish it (save, then the publish action), or add or remove a row of a
-    repeatable group (the form shown again, nothing saved). A refused save or publish shows the form as typed."""
+    """Save the draft (the API's PUT, keeping the valid fields when some are refused), go on to the review step
+    before publishing (`/deposit/<id>/publish`), or add or remove a row of a repeatable group (the form shown again,
+    nothing saved). A save that keeps nothing shows the form as typed."""
     user = require_user()
     deposition = _deposition(dep_id, user["id"])
     state = forms.from_post(request.form)
@@ -93,31 +105,28 @@ def submit(dep_id: int) -> BaseResponse:
         return _change_rows(deposition, state, action)
     if action not in ("save", "publish"):
         action = "save"
-    metadata, rows_sent = forms.to_metadata(state, deposition["metadata"], deposition["submitted"])
+    with services().db.read() as conn:
+        coded = forms.with_codes(conn, state)
+    metadata, rows_sent = forms.to_metadata(coded, deposition["metadata"], deposition["submitted"])
     try:
         with services().db.write() as conn:
             ctx = actions.Context(services().settings, DatabaseLookups(conn))
-            actions.update_metadata(conn, ctx, dep_id, user["id"], {"metadata": metadata})
+            left_out = formstate.save(conn, ctx, dep_id, user["id"], metadata,
+                                      forms.state_to_json(state, rows_sent))
     except ApiError as exc:
-        return _refused(deposition, state, exc, rows_sent)
-    if action == "save":
-        flash("Draft saved." if not deposition["submitted"] else "Changes saved (not yet published).", "success")
+        return refused(deposition, state, exc, rows_sent)
+    if left_out:
+        flash(f"{len(left_out)} field{'' if len(left_out) == 1 else 's'} could not be saved: see below."
+              + (" Publishing needs every field correct." if action == "publish" else ""), "error")
         return redirect(urls.deposit_html("", dep_id), 303)
-    try:
-        with services().db.write() as conn:
-            ctx = actions.Context(services().settings, DatabaseLookups(conn), services().files)
-            actions.publish(conn, ctx, dep_id, user["id"])
-    except ApiError as exc:
-        # Saved, then refused: the form shows the saved metadata, whose indexes the publish errors name.
-        stored = _deposition(dep_id, user["id"])
-        shown = forms.from_metadata(stored["metadata"])
-        return _refused(stored, shown, exc, forms.to_metadata(shown, {}, stored["submitted"])[1], saved=True)
-    flash("Published. The record page is live; its DOI is registered in the background.", "success")
+    if action == "publish":
+        return redirect(urls.deposit_action_html("", dep_id, "publish"), 303)
+    flash("Draft saved." if not deposition["submitted"] else "Changes saved (not yet published).", "success")
     return redirect(urls.deposit_html("", dep_id), 303)
 
 
-def _refused(deposition: dict, state: forms.FormState, exc: ApiError, rows_sent: dict[str, list[int]],
-             saved: bool = False) -> Response:
+def refused(deposition: dict, state: forms.FormState, exc: ApiError, rows_sent: dict[str, list[int]],
+            saved: bool = False) -> Response:
     """The form again, as typed (or as saved), each error beside its input and all of them in the summary."""
     errors = forms.place_errors(exc.errors, rows_sent)
     if not exc.errors:

@@ -21,7 +21,7 @@ from repository import urls
 from repository.communities import store
 from repository.metadata import METADATA_KEYS
 from repository.paging import MAX_SIZE, Page
-from repository.vocabularies import grants, licenses
+from repository.vocabularies import grants, languages, licenses
 from repository.vocabularies.resource_types import (
     IMAGE_TYPES,
     PUBLICATION_TYPES,
@@ -117,7 +117,8 @@ SECTIONS: tuple[Section, ...] = (
         Input("description", "Description", "textarea", hint="Basic HTML is allowed (paragraphs, lists, links).",
               required=True),
         Input("version", "Version", hint="e.g. v1.0.1 (semantic versioning is suggested)."),
-        Input("language", "Language", hint="An ISO 639-2 or 639-3 code, e.g. eng; type to search.",
+        Input("language", "Language", hint="Its name in English, e.g. English or German, or its ISO 639 code "
+                                           "(eng); type to search.",
               datalist="languages-list"),
         Group("keywords", "Keywords", "keyword", (Input("", "Keyword"),)),
         Input("notes", "Additional notes", "textarea"),
@@ -129,7 +130,9 @@ SECTIONS: tuple[Section, ...] = (
     )),
     Section("Access and license", "access", (
         Input("access_right", "Access right", "radio", _choices(ACCESS_RIGHTS, ACCESS_LABELS), required=True),
-        Input("license", "License", hint="For open and embargoed access; type to search, e.g. cc-by.",
+        Input("license", "License", hint="For open and embargoed access: its name or id, e.g. Creative Commons "
+                                         "Attribution 4.0 International or MIT; type to search, the common ones "
+                                         "are listed first.",
               datalist="licenses-list", lookup=urls.LICENSES),
         Input("embargo_date", "Embargo date", "date", hint="For embargoed access: the day the files become public."),
         Input("access_conditions", "Conditions of access", "textarea",
@@ -238,9 +241,22 @@ def _text(value: Any) -> str:
     return value.get("id", "") if isinstance(value, dict) else str(value)
 
 
+# The license a resource type gets when none is given (repository/metadata/rules.py applies the same at publish):
+# the form shows it chosen, so that people see it and may change it.
+DEFAULT_LICENSES = {"dataset": "cc-zero"}
+DEFAULT_LICENSE = "cc-by"
+# The licenses most deposits choose, first among the suggestions (their SPDX ids; the canonical ids are looked up).
+COMMON_LICENSES = ("CC-BY-4.0", "CC0-1.0", "CC-BY-SA-4.0", "MIT", "Apache-2.0", "GPL-3.0-or-later", "BSD-3-Clause")
+
+
 def from_metadata(metadata: Mapping[str, Any]) -> FormState:
-    """The form for stored metadata; the empty groups of STARTING_ROWS get empty rows to fill."""
+    """The form for stored metadata; the empty groups of STARTING_ROWS get empty rows to fill. A language shows its
+    name; an upload type with no license chosen shows its default license."""
     state = FormState({name: _text(metadata.get(name)) for name in INPUTS if name != "prereserve_doi"})
+    state.values["language"] = languages.name_of(state.values["language"]) or state.values["language"]
+    kind = state.values.get("upload_type", "")
+    if kind and not state.values["license"] and metadata.get("access_right", "open") in ("open", "embargoed"):
+        state.values["license"] = DEFAULT_LICENSES.get(kind, DEFAULT_LICENSE)
     for key, group in GROUPS.items():
         given = metadata.get(key)
         items: list[Any] = given if isinstance(given, list) else []
@@ -270,6 +286,39 @@ def from_post(form: Mapping[str, str]) -> FormState:
         rows = [found[key][index] for index in sorted(found[key])][:MAX_ROWS]
         state.rows[key] = [{i.name: row.get(i.name, "") for i in group.inputs} for row in rows]
     return state
+
+
+def state_to_json(state: FormState, rows_sent: Mapping[str, list[int]]) -> dict[str, Any]:
+    """The form as typed, to store beside the draft (repository.deposits.formstate), with the form row of each item
+    sent, which its errors' indexes count."""
+    return {"values": dict(state.values), "rows": {k: list(v) for k, v in state.rows.items()},
+            "rows_sent": {k: list(v) for k, v in rows_sent.items()}}
+
+
+def state_from_json(stored: Mapping[str, Any]) -> FormState:
+    """The form as stored by state_to_json, read as a posted form is (whatever the stored JSON holds, only the
+    form's inputs come back, as strings)."""
+    flat: dict[str, str] = {k: str(v) for k, v in dict(stored.get("values") or {}).items() if k in INPUTS}
+    for key, rows in dict(stored.get("rows") or {}).items():
+        if key in GROUPS and isinstance(rows, list):
+            for index, row in enumerate(rows[:MAX_ROWS]):
+                if isinstance(row, dict):
+                    flat.update({input_id(key, index, sub): str(v) for sub, v in row.items()})
+    return from_post(flat)
+
+
+def with_codes(conn: Any, state: FormState) -> FormState:
+    """The form with a language typed by its name and a license typed by its title given by their codes, as the
+    API takes them (anything else is left as typed, for the validator to refuse in its own words)."""
+    values = dict(state.values)
+    language = values.get("language", "").strip()
+    if language:
+        values["language"] = languages.code_of_name(language) or language
+    licence = values.get("license", "").strip()
+    if licence:
+        found = licenses.by_id_or_title(conn, licence)
+        values["license"] = found.id if found is not None else licence
+    return FormState(values, state.rows)
 
 
 def _number(text: str) -> Any:
@@ -329,6 +378,14 @@ class PlacedErrors:
         self.summary.append({"href": f"#{target}" if target else "", "label": label, "message": message})
 
 
+# The API's messages that send people elsewhere, said for the form (by field and the message's words before ":").
+FORM_MESSAGES = {
+    ("metadata.license", "Not a valid license id"):
+        "Not a license this repository knows: type part of its name or id and pick it from the list, e.g. "
+        "Creative Commons Attribution 4.0 International (cc-by) or MIT.",
+}
+
+
 def input_id(group: str, row: int, sub: str = "") -> str:
     return f"{group}-{row}" + (f"-{sub}" if sub else "")
 
@@ -343,7 +400,7 @@ def place_errors(errors: list[dict[str, Any]], rows_sent: Mapping[str, list[int]
             continue
         parts = path.removeprefix("metadata.").split(".") if path.startswith("metadata.") else []
         target, label = _target(parts, rows_sent)
-        placed.add(target, label, message)
+        placed.add(target, label, FORM_MESSAGES.get((path, message.split(":")[0]), message))
     return placed
 
 
@@ -391,6 +448,8 @@ def suggestions(conn: Any) -> dict[str, list[tuple[str, str]]]:
     """The pickers' suggestions, (value, label) each, from the vocabularies the API validates against."""
     page = Page(1, SUGGESTED)
     licence_rows, _ = licenses.search(conn, None, Page(1, MAX_SIZE))
+    common = [row for row in (licenses.resolve(conn, c) for c in COMMON_LICENSES) if row is not None]
+    licence_rows = common + [r for r in licence_rows if r.id not in {c.id for c in common}]
     grant_rows, _ = grants.search(conn, None, None, page)
     community_rows, _ = store.search(conn, None, ("title", False), page)
     return {
@@ -402,7 +461,7 @@ def suggestions(conn: Any) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-# Languages with a two-letter code (the ones people mostly pick) by their ISO 639-3 code; any other ISO 639-2 or
-# 639-3 code is accepted when typed.
-LANGUAGES: list[tuple[str, str]] = sorted(((lang.alpha_3, lang.name) for lang in pycountry.languages
-                                           if hasattr(lang, "alpha_2")), key=lambda pair: pair[1])
+# Languages with a two-letter code (the ones people mostly pick) by their name, with their ISO 639-3 code; any
+# other language name, ISO 639-2 or 639-3 code is accepted when typed.
+LANGUAGES: list[tuple[str, str]] = sorted((lang.name, lang.alpha_3) for lang in pycountry.languages
+                                           if hasattr(lang, "alpha_2") and languages.name_of(lang.alpha_3))

@@ -5,9 +5,11 @@
 // - the pickers (license, grant, community) ask the API's searches for suggestions as one types;
 // - fields that do not apply to the chosen upload type or access right are hidden;
 // - leaving the page with unsaved changes asks first;
-// - after a refused save the error summary takes the focus.
+// - after a refused save (and on the review step before publishing) the error summary takes the focus.
 (function () {
   'use strict';
+  var summary = document.getElementById('error-summary');
+  if (summary) { summary.focus(); }
   var form = document.querySelector('[data-deposit-form]');
   if (!form) { return; }
 
@@ -154,7 +156,4 @@
       event.returnValue = '';
     }
   });
-
-  var summary = document.getElementById('error-summary');
-  if (summary) { summary.focus(); }
 }());

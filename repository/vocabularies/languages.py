@@ -43,3 +43,29 @@ def language_name(code: str) -> str | None:
     """The English name of the language (`fre` -> `French`), or None."""
     found = _lookup(code.strip().lower())
     return found.name if found is not None else None
+
+
+@lru_cache(maxsize=1)
+def _by_name() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for lang in pycountry.languages:
+        for attr in ("name", "common_name", "inverted_name"):
+            value = getattr(lang, attr, None)
+            if value:
+                names.setdefault(value.lower(), lang.alpha_3)
+    return names
+
+
+def code_of_name(name: str) -> str | None:
+    """The ISO 639-3 code of a language's English name (`English` -> `eng`, any case), or None."""
+    return _by_name().get(name.strip().lower())
+
+
+def name_of(code: str) -> str | None:
+    """The English name of an ISO 639-3 code (`eng` -> `English`); None for any other code (a 639-2/B or
+    collective code keeps its own spelling, so that showing a name and reading it back changes nothing)."""
+    code = code.strip().lower()
+    found = pycountry.languages.get(alpha_3=code) if len(code) == 3 else None
+    if found is None or found.alpha_3 != code or _by_name().get(found.name.lower()) != code:
+        return None  # another code, or a name two languages share
+    return str(found.name)

@@ -35,6 +35,17 @@ def resolve(conn: Connection, value: str) -> Row | None:
     return conn.execute(query).first()
 
 
+def by_id_or_title(conn: Connection, value: str) -> Row | None:
+    """The license `value` names by id, alias or its full title (any case): what a person types in the deposit
+    form, where the suggestions show titles."""
+    found = resolve(conn, value)
+    if found is not None or not isinstance(value, str) or not value.strip():
+        return found
+    return conn.execute(
+        select(licenses).where(func.lower(licenses.c.title) == value.strip().lower()).order_by(licenses.c.id).limit(1)
+    ).first()
+
+
 def get(conn: Connection, value: str) -> Row:
     """The license that `value` names; NotFound (404) if none does."""
     row = resolve(conn, value)

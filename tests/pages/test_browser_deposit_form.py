@@ -1,7 +1,8 @@
 """The deposit form in a real browser (headless Chromium, Playwright) against the real server over HTTPS, with its
-JavaScript: start a draft, fill every kind of field with rows added in place, see a refused ORCID beside its input,
-save, publish. The empty form, the form with errors and the filled form are checked with axe-core and
-photographed at desktop and phone width."""
+JavaScript: start a draft, fill every kind of field with rows added in place, save with a typo (the rest is saved,
+the typo kept as typed beside its error, still there after leaving and coming back), be asked before leaving with
+unsaved changes, correct it, publish through the review step, then a new version through it. Every page is checked
+with axe-core and photographed at desktop and phone width."""
 
 from __future__ import annotations
 
@@ -57,9 +58,10 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         add_row(page, "keywords")
         fill_row(page, "keywords", {"": "climate"})
         page.fill("#version", "1.0")
-        page.fill("#language", "eng")
+        page.fill("#language", "English")  # by name, stored as its code
         page.check("#access_right-open")
-        page.fill("#license", "cc-by")
+        expect(page.locator("#license")).to_have_value("")  # no default before the type was saved
+        page.fill("#license", "Creative Commons Attribution 4.0 International")
 
         for details in page.locator("details.section").all():
             if details.get_attribute("open") is None:
@@ -92,17 +94,34 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         page.fill("#journal_title", "Journal of Ice")
         page.fill("#method", "Satellite images.")
 
-        # The refused ORCID is shown beside its input, the rest as typed.
+        # The refused ORCID is shown beside its input, kept as typed; everything else is saved.
         with page.expect_navigation():
             page.get_by_role("button", name="Save draft", exact=True).last.click()
+        api_url = dep_url.replace("/deposit/", "/api/deposit/depositions/")
+        partly = page.request.get(api_url).json()["metadata"]
+        assert partly["title"] == "Glacier retreat 2024" and partly["creators"][1] == {"name": "Roe, Richard"}
+        assert partly["grants"] == [{"id": "10.13039/501100000780::246686"}]
+        # It stays so after leaving the page and coming back.
+        page.get_by_role("link", name="← My uploads").click()
+        page.wait_for_url(re.compile(r"/deposit$"))
+        page.goto(dep_url)
         orcid = page.locator("#creators-1-orcid")
-        assert orcid.get_attribute("aria-invalid") == "true"
+        assert orcid.input_value() == "1234" and orcid.get_attribute("aria-invalid") == "true"
         assert "Not a valid ORCID" in page.locator("#creators-1-orcid-error").inner_text()
+        expect(page.locator(".notice.error").first).to_contain_text("kept as you typed them")
         assert page.evaluate("() => document.activeElement.id") == "error-summary"
         assert page.locator("#title").input_value() == "Glacier retreat 2024"
         assert page.locator("#grants-0-id").input_value() == "10.13039/501100000780::246686"
         check_page(page, "deposit form with errors")
         screenshot(page, "deposit-form-errors")
+        # Leaving with unsaved changes asks first; staying keeps what was typed.
+        page.fill("#version", "1.0.1")
+        asked: list[str] = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+        with page.expect_event("dialog"):
+            page.get_by_role("link", name="← My uploads").click(no_wait_after=True)
+        assert asked == ["beforeunload"] and page.url == dep_url
+        assert page.locator("#version").input_value() == "1.0.1"
         page.locator('#error-summary a[href="#creators-1-orcid"]').click()
         assert page.evaluate("() => document.activeElement.id") == "creators-1-orcid"
         orcid.fill("0000-0001-5109-3700")
@@ -122,9 +141,40 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
                     "references", "thesis_supervisors", "subjects", "locations", "dates"):
             assert saved.get(key), key
         assert len(saved["creators"]) == 2 and len(saved["dates"]) == 1
+        assert saved["language"] == "eng" and saved["license"] == "cc-by"
+        assert page.locator("#language").input_value() == "English"
 
+        # Publishing goes through the review step, which says what will happen.
+        with page.expect_navigation():
+            page.get_by_role("button", name="Review and publish", exact=True).click()
+        assert page.url == dep_url + "/publish"
+        review = page.locator("main")
+        expect(review).to_contain_text("is registered for the upload")
+        expect(review).to_contain_text("glaciers.csv")
+        expect(review).to_contain_text("Inclusion is asked of the community glaciers")
+        check_page(page, "review before publishing")
+        screenshot(page, "deposit-review")
         with page.expect_navigation():
             page.get_by_role("button", name="Publish", exact=True).click()
         expect(page.locator(".badge")).to_have_text("Published")
         check_page(page, "published deposition")
         screenshot(page, "deposit-form-published")
+
+        # A new version: a changed file, then the review step again.
+        with page.expect_navigation():
+            page.get_by_role("button", name="New version").click()
+        draft_url = page.url
+        assert draft_url != dep_url
+        draft_bucket = page.request.get(draft_url.replace("/deposit/", "/api/deposit/depositions/")).json()[
+            "links"]["bucket"]
+        _api_write(page, "PUT", draft_bucket + "/glaciers-2025.csv", data=b"glacier,retreat_m\nAletsch,49\n")
+        page.fill("#version", "2.0")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Review and publish", exact=True).click()
+        expect(page.locator("h1")).to_have_text("Publish this new version?")
+        expect(page.locator("main")).to_contain_text("The earlier versions keep their DOIs")
+        check_page(page, "review of a new version")
+        screenshot(page, "deposit-review-new-version")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Publish the new version", exact=True).click()
+        expect(page.locator(".badge")).to_have_text("Published")

@@ -112,6 +112,8 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         check_page(page, "filled deposit form")
         screenshot(page, "journey-deposit-filled")
 
+        _save(page, "Review and publish")
+        expect(page.locator("h1")).to_contain_text("Publish")
         _save(page, "Publish")
         expect(page.locator(".badge").first).to_have_text("Published")
         recid = int(page.get_by_role("link", name="View the published record").get_attribute("href").rsplit("/", 1)[1])
@@ -152,7 +154,8 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         assert new_id != dep_id
         _upload(page, new_id, [erratum], "Uploaded 1 file.")
         page.fill("#version", "2.0")
-        _save(page, "Publish")
+        _save(page, "Review and publish")
+        _save(page, "Publish the new version")
         expect(page.locator(".badge").first).to_have_text("Published")
         page.goto(f"{base}/records/{recid}")
         banner = page.locator(".newer-version")

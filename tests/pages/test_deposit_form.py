@@ -80,6 +80,16 @@ def submit(client, dep_id: int, fields: dict, action: str = "save"):  # type: ig
     return client.post(f"/deposit/{dep_id}", data=data, headers=referer(f"/deposit/{dep_id}"))
 
 
+def review_and_publish(client, dep_id: int, fields: dict) -> str:  # type: ignore[no-untyped-def]
+    """Press "Review and publish" with `fields`, then "Publish" on the review step; the review page's HTML."""
+    saved = submit(client, dep_id, fields, "publish")
+    assert saved.status_code == 303 and saved.headers["Location"].endswith(f"/deposit/{dep_id}/publish")
+    review = client.get(f"/deposit/{dep_id}/publish").get_data(as_text=True)
+    done = post(client, f"/deposit/{dep_id}/publish", f"/deposit/{dep_id}/publish")
+    assert done.status_code == 303 and done.headers["Location"].endswith(f"/deposit/{dep_id}"), review
+    return review
+
+
 def post(client, path: str, page: str):  # type: ignore[no-untyped-def]
     token = csrf_from(client.get(page).get_data())
     return client.post(path, data={"csrf_token": token}, headers=referer(page))
@@ -124,7 +134,7 @@ def test_starting_needs_sign_in_and_a_button(client, app):
     assert form.status_code == 200 and form.headers["Cache-Control"] == "private, no-store"
     for name in ("upload_type", "title", "creators-0-name", "description", "access_right", "license", "keywords-0"):
         assert f'name="{name}"' in html, name
-    assert '<option value="cc-by">' in html and '<option value="eng">' in html  # pickers' suggestions
+    assert '<option value="cc-by">' in html and '<option value="English">eng</option>' in html  # pickers' suggestions
     assert 'pages/deposit/_files.html' not in html and 'id="files"' in html  # the file area is there
     assert [d["id"] for d in signed.get("/api/deposit/depositions").get_json()] == [dep_id]
     paths = client.get("/api/openapi.json").get_json()["paths"]
@@ -183,45 +193,134 @@ def test_rows_are_added_and_removed_without_javascript(owner):
         assert answer.status_code in (200, 303), odd  # shown again or saved, never an error
 
 
-def test_errors_are_shown_beside_their_fields(owner):
+def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
     dep_id = start(owner)
-    typed = {"title": "Kept as typed", "upload_type": "poster", "language": "klingon", "locations-0-place": "Here",
+    typed = {"title": "Kept as typed", "upload_type": "poster", "language": "klingonese", "locations-0-place": "Here",
              "locations-0-lat": "north", "locations-0-lon": "nan", "creators-0-name": "Doe, Jane", "creators-1-name": "",  # a blank row
              "creators-2-name": "Roe, Richard", "creators-2-orcid": "0000-0000-0000-0000",
              "grants-0-id": "10.13039/501100000780::nope"}
-    refused = submit(owner, dep_id, typed)
-    html = refused.get_data(as_text=True)
-    assert refused.status_code == 400 and "Nothing was saved" in html
-    # metadata.creators.1.orcid is the third row of the form (the blank second row was not sent).
-    orcid = re.search(r'<input[^>]*id="creators-2-orcid"[^>]*>', html)
-    assert orcid is not None and 'aria-invalid="true"' in orcid[0]
-    assert 'aria-describedby="creators-2-orcid-hint creators-2-orcid-error"' in orcid[0]
-    assert re.search(r'<p class="field-error" id="creators-2-orcid-error">Not a valid ORCID', html)
-    assert 'href="#creators-2-orcid">Creator 3: ORCID: Not a valid ORCID' in html
-    for field in ("language", "locations-0-lat", "locations-0-lon", "grants-0-id"):
-        assert f'id="{field}-error"' in html and f'href="#{field}"' in html, field
-    assert 'value="Kept as typed"' in html and 'value="klingon"' in html and 'value="north"' in html
-    assert 'role="alert"' in html and "problems to correct" in html
-    assert api(owner, dep_id)["metadata"] == {}  # nothing saved
+    saved = submit(owner, dep_id, typed)
+    assert saved.status_code == 303 and saved.headers["Location"].endswith(f"/deposit/{dep_id}")
+    # The valid fields are in the draft (the refused ORCID alone is left out of its creator's row) ...
+    m = api(owner, dep_id)["metadata"]
+    assert m["title"] == "Kept as typed" and m["upload_type"] == "poster"
+    assert m["creators"] == [{"name": "Doe, Jane"}, {"name": "Roe, Richard"}]
+    assert m["locations"] == [{"place": "Here"}]
+    assert "language" not in m and "grants" not in m
+    # ... and the form shows the refused ones as typed, each error beside its field, on every later visit.
+    for _ in range(2):
+        page = owner.get(f"/deposit/{dep_id}")
+        html = page.get_data(as_text=True)
+        assert page.status_code == 200 and "kept as you typed them" in html
+        # metadata.creators.1.orcid is the third row of the form (the blank second row was not sent).
+        orcid = re.search(r'<input[^>]*id="creators-2-orcid"[^>]*>', html)
+        assert orcid is not None and 'aria-invalid="true"' in orcid[0] and 'value="0000-0000-0000-0000"' in orcid[0]
+        assert 'aria-describedby="creators-2-orcid-hint creators-2-orcid-error"' in orcid[0]
+        assert re.search(r'<p class="field-error" id="creators-2-orcid-error">Not a valid ORCID', html)
+        assert 'href="#creators-2-orcid">Creator 3: ORCID: Not a valid ORCID' in html
+        for field in ("language", "locations-0-lat", "locations-0-lon", "grants-0-id"):
+            assert f'id="{field}-error"' in html and f'href="#{field}"' in html, field
+        assert 'value="Kept as typed"' in html and 'value="klingonese"' in html and 'value="north"' in html
+        assert 'role="alert"' in html and "problems to correct" in html
+    # Publishing is refused while fields are kept as typed: the review lists them, the final button is refused.
+    review = owner.get(f"/deposit/{dep_id}/publish").get_data(as_text=True)
+    assert f'href="/deposit/{dep_id}#language"' in review and 'value="publish"' not in review
+    assert f'action="/deposit/{dep_id}/publish"' not in review
+    refused = post(owner, f"/deposit/{dep_id}/publish", f"/deposit/{dep_id}")
+    assert refused.status_code == 303 and api(owner, dep_id)["state"] == "unsubmitted"
+    # Corrected and saved: the typed state is gone, the draft holds every field.
+    fixed = typed | {"language": "eng", "locations-0-lat": "46", "locations-0-lon": "7",
+                     "creators-2-orcid": ORCID, "grants-0-id": "10.13039/501100000780::283595"}
+    assert submit(owner, dep_id, fixed).status_code == 303
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert "Draft saved." in html and "kept as you typed" not in html and 'aria-invalid' not in html
+    m = api(owner, dep_id)["metadata"]
+    assert m["language"] == "eng" and m["creators"][1]["orcid"] == ORCID and m["locations"][0]["lat"] == 46
+
+
+def test_languages_and_licenses_by_name(owner):
+    dep_id = start(owner)
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    # The common licenses come first among the suggestions, in this order; then the others.
+    listed = re.findall(r'<option value="([^"]+)">', html.split('id="licenses-list"')[1].split("</datalist>")[0])
+    assert listed[:7] == ["cc-by", "cc-zero", "cc-by-sa", "MIT", "Apache-2.0", "GPL-3.0-or-later", "BSD-3-Clause"]
+    assert len(listed) > 500 and len(set(listed)) == len(listed)
+    # A language and a license typed by their names are stored as their codes, and shown by name again.
+    saved = submit(owner, dep_id, {"title": "Named", "upload_type": "software", "language": "english",
+                                   "license": "Creative Commons Attribution Share Alike 4.0 International"})
+    assert saved.status_code == 303
+    m = api(owner, dep_id)["metadata"]
+    assert m["language"] == "eng" and m["license"] == "cc-by-sa"
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert 'name="language" value="English"' in html and 'name="license" value="cc-by-sa"' in html
+    # A code still works; an unknown name is refused beside its field, in the form's words.
+    assert submit(owner, dep_id, {"title": "Named", "language": "deu", "license": "MIT"}).status_code == 303
+    assert api(owner, dep_id)["metadata"]["language"] == "deu" and api(owner, dep_id)["metadata"]["license"] == "MIT"
+    submit(owner, dep_id, {"title": "Named", "language": "Elvish", "license": "Free for all"})
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert re.search(r'id="license-error">Not a license this repository knows: type part of its name', html)
+    assert 'id="language-error"' in html and 'value="Elvish"' in html and 'value="Free for all"' in html
+    assert "/api/licenses" not in html.split('id="license-error"')[1].split("</p>")[0]
+
+
+def test_the_resource_types_default_license_is_preselected(owner):
+    dep_id = start(owner)
+    assert 'name="license" value=""' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)  # no type yet
+    submit(owner, dep_id, {"title": "Data", "upload_type": "dataset"})
+    assert 'name="license" value="cc-zero"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    submit(owner, dep_id, {"title": "Paper", "upload_type": "poster"})
+    assert 'name="license" value="cc-by"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    submit(owner, dep_id, {"title": "Paper", "upload_type": "poster", "access_right": "closed"})
+    assert 'name="license" value=""' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)  # no license applies
+
+
+def test_a_change_through_the_api_replaces_the_typed_form(owner):
+    dep_id = start(owner)
+    assert submit(owner, dep_id, {"title": "Typed", "language": "klingonese"}).status_code == 303
+    assert 'value="klingonese"' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    changed = owner.put(f"/api/deposit/depositions/{dep_id}", json={"metadata": {"title": "From the API"}},
+                        headers={"X-CSRFToken": csrf_from(html), **referer(f"/deposit/{dep_id}")})
+    assert changed.status_code == 200
+    html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert 'value="From the API"' in html and "klingon" not in html and "kept as you typed" not in html
+    # The API's answers are its own: an invalid field refuses the whole PUT, as before.
+    refused = owner.put(f"/api/deposit/depositions/{dep_id}", json={"metadata": {"title": "Changed", "language": "klingon"}},
+                        headers={"X-CSRFToken": csrf_from(html), **referer(f"/deposit/{dep_id}")})
+    assert refused.status_code == 400 and [e["field"] for e in refused.get_json()["errors"]] == ["metadata.language"]
+    assert api(owner, dep_id)["metadata"]["title"] == "From the API"
 
 
 @pytest.mark.slow
 def test_publish_edit_discard_and_new_version(owner, app):
     dep_id = start(owner)
-    # Publishing asks for what is missing, the files too, each beside its field.
-    refused = submit(owner, dep_id, {"title": "Ice"}, "publish")
+    # The review step lists what is missing, the files too, each linked to its field; nothing is published.
+    asked = submit(owner, dep_id, {"title": "Ice"}, "publish")
+    assert asked.status_code == 303 and asked.headers["Location"].endswith(f"/deposit/{dep_id}/publish")
+    html = owner.get(f"/deposit/{dep_id}/publish").get_data(as_text=True)
+    assert "to correct before publishing" in html and f'action="/deposit/{dep_id}/publish"' not in html
+    for field in ("upload_type", "creators", "description", "files"):
+        assert f'href="/deposit/{dep_id}#{field}"' in html, field
+    assert "Minimum one file" in html
+    assert api(owner, dep_id)["metadata"]["title"] == "Ice"  # the save before the review was kept
+    # Publishing anyway (a form from before) is refused by the action, each reason beside its field.
+    refused = post(owner, f"/deposit/{dep_id}/publish", f"/deposit/{dep_id}")
     html = refused.get_data(as_text=True)
     assert refused.status_code == 400 and "publishing was refused" in html
     for field in ("upload_type", "creators", "description"):
         assert f'href="#{field}"' in html and f'id="{field}-error"' in html, field
-    assert 'href="#files">Files: Minimum one file' in html
-    assert api(owner, dep_id)["metadata"]["title"] == "Ice"  # the save before the publish was kept
+    assert 'href="#files">Files: Minimum one file' in html and api(owner, dep_id)["state"] == "unsubmitted"
 
     add_file(owner, app, dep_id)
     ready = {"upload_type": "dataset", "title": "Ice cores", "creators-0-name": "Doe, Jane",
              "description": "Cores from 2023.", "access_right": "open"}
-    published = submit(owner, dep_id, ready, "publish")
-    assert published.status_code == 303
+    assert submit(owner, dep_id, ready, "publish").status_code == 303
+    review = owner.get(f"/deposit/{dep_id}/publish").get_data(as_text=True)
+    assert re.search(rf"The DOI <code>10\.[0-9]+/[a-z]+\.{dep_id}</code> is registered", review), review
+    assert "<code>data.csv</code>" in review
+    assert "is frozen" in review and "public, under the license Creative Commons Zero" in review
+    assert "No community is asked" in review and api(owner, dep_id)["state"] == "unsubmitted"  # shown, not done
+    review_and_publish(owner, dep_id, ready)
     shown = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
     assert "Published." in shown and f'href="/records/{dep_id}"' in shown
     assert "disabled" in shown and f'action="/deposit/{dep_id}/edit"' in shown
@@ -244,7 +343,8 @@ def test_publish_edit_discard_and_new_version(owner, app):
     assert again.status_code == 303 and "nothing to discard" in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
 
     post(owner, f"/deposit/{dep_id}/edit", f"/deposit/{dep_id}")
-    assert submit(owner, dep_id, ready | {"title": "Ice cores v1"}, "publish").status_code == 303
+    review = review_and_publish(owner, dep_id, ready | {"title": "Ice cores v1"})
+    assert "Publish changes" in review and "The files stay as they were published" in review and "stays" in review
     assert owner.get(f"/api/records/{dep_id}").get_json()["metadata"]["title"] == "Ice cores v1"
 
     made = post(owner, f"/deposit/{dep_id}/newversion", f"/deposit/{dep_id}")
@@ -257,6 +357,13 @@ def test_publish_edit_discard_and_new_version(owner, app):
     # A second press finds the same draft.
     assert post(owner, f"/deposit/{dep_id}/newversion", f"/deposit/{dep_id}").headers["Location"].endswith(
         f"/deposit/{draft}")
+    # The new version passes through the review step too, with its own DOI and its changed file.
+    add_file(owner, app, draft, "more.csv", b"c\n3\n")
+    review = review_and_publish(owner, draft, ready | {"title": "Ice cores v2"})
+    assert "Publish this new version?" in review and "Publish the new version" in review
+    assert re.search(rf"The DOI <code>10\.[0-9]+/[a-z]+\.{draft}</code> is registered", review)
+    assert "The earlier versions" in review
+    assert api(owner, draft)["state"] == "done"
 
 
 def test_delete_a_draft_after_confirming(owner, app):
@@ -275,8 +382,8 @@ def test_delete_a_draft_after_confirming(owner, app):
 def test_a_published_deposition_cannot_be_deleted(owner, app):
     dep_id = start(owner)
     add_file(owner, app, dep_id)
-    submit(owner, dep_id, {"upload_type": "software", "title": "Tool", "creators-0-name": "Doe, Jane",
-                           "description": "A tool."}, "publish")
+    review_and_publish(owner, dep_id, {"upload_type": "software", "title": "Tool", "creators-0-name": "Doe, Jane",
+                                       "description": "A tool."})
     # The page offers the version's deletion with a reason (tests/pages/test_corrections.py), not the draft's.
     assert "Delete this version" in owner.get(f"/deposit/{dep_id}/delete").get_data(as_text=True)
     refused = post(owner, f"/deposit/{dep_id}/delete", f"/deposit/{dep_id}")

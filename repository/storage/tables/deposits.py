@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     Column,
     DateTime,
@@ -37,6 +38,17 @@ deposits = Table(
     Column("bucket_id", String(36), ForeignKey("buckets.id"), nullable=False, index=True),
     Column("created", DateTime, nullable=False),
     Column("modified", DateTime, nullable=False),
+)
+
+# The deposit form as its owner last typed it when a save kept only the valid fields (docs/researchers/depositing.md
+# #nothing-typed-is-lost): the typed values and the errors beside them, with a digest of the metadata that save
+# stored, so that a later change by any other way (the API, publish, discard) makes it stale.
+deposit_form_states = Table(
+    "deposit_form_states",
+    metadata,
+    Column("deposit_id", Integer, ForeignKey("deposits.id"), primary_key=True),
+    Column("state", JSON, nullable=False),
+    Column("digest", String(64), nullable=False),
 )
 
 
