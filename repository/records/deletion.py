@@ -147,7 +147,9 @@ def deletion_of(conn: Connection, recid: int) -> dict | None:
     row = conn.execute(select(record_deletions).where(record_deletions.c.recid == recid)).mappings().first()
     if row is None:
         return None
-    return {**row, "title": DELETION_REASONS.get(row["reason"], row["reason"])}
+    # A takedown by the administrators ("takedown", repository.records.moderation) shows its public reason.
+    title = "Taken down by the administrators" if row["reason"] == "takedown" else row["reason"]
+    return {**row, "title": DELETION_REASONS.get(row["reason"], title)}
 
 
 def deletion_json(deletion: dict, recid: int, newest: int | None, base: str) -> dict:

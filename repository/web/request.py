@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
 from repository import urls
-from repository.accounts.tokens import SCOPES, Identity, authenticate, note_use
+from repository.accounts.tokens import Identity, authenticate, note_use, scopes_for
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -73,7 +73,7 @@ def resolve_identity() -> Identity | None:
         else:
             user = current_user()  # a signed-in browser: every scope, writes need the CSRF token
             if user is not None:
-                found = Identity(user["id"], user["email"], frozenset(SCOPES), None, session=True)
+                found = Identity(user["id"], user["email"], frozenset(scopes_for(user)), None, session=True)
         g.bad_token = token is not None and found is None
         g.identity = found
     return g.identity
