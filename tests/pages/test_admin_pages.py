@@ -4,6 +4,8 @@ forms without the CSRF token change nothing."""
 
 from __future__ import annotations
 
+import re
+
 from helpers.factories import published
 from helpers.http import https_client
 from helpers.pages import post_form, referer, signed_in
@@ -78,3 +80,24 @@ def test_an_admin_takes_a_record_down_with_a_reason_then_restores_it(app, client
     assert client.get(f"/records/{recid}").status_code == 200
     log = client.get("/admin/audit/?target=record:" + str(recid)).get_data(as_text=True)
     assert "record.takedown" in log and "record.restore" in log
+
+
+def test_the_owners_deletion_requests_are_accepted_or_declined(app, client, auth):
+    signed_in(client, app, "mod@example.org", PASSWORD)
+    _role(app, "mod@example.org", "moderator")
+    kept, dropped = published(client, auth)["id"], published(client, auth)["id"]
+    for recid in (kept, dropped):
+        asked = client.post(f"/api/deposit/depositions/{recid}/actions/requestdeletion",
+                            json={"reason": "duplicate", "note": f"same as another {recid}"}, headers=auth)
+        assert asked.status_code == 202, asked.get_json()
+    listing = client.get("/admin/requests/").get_data(as_text=True)
+    assert f"same as another {kept}" in listing and "A duplicate of another record" in listing
+    ids = [int(i) for i in re.findall(r'action="/admin/requests/(\d+)/accept"', listing)]
+    post_form(client, f"/admin/requests/{ids[0]}/decline", {}, page="/admin/requests/")
+    post_form(client, f"/admin/requests/{ids[1]}/accept", {}, page="/admin/requests/")
+    assert client.get(f"/api/records/{kept}").status_code == 200
+    gone = client.get(f"/api/records/{dropped}")
+    assert gone.status_code == 410 and "A duplicate of another record" in gone.get_json()["note"]
+    assert post_form(client, f"/admin/requests/{ids[1]}/accept", {}, page="/admin/requests/").status_code == 404
+    assert "No open requests" in client.get("/admin/requests/").get_data(as_text=True)
+    assert [e["action"] for e in _entries(app, action="request.")] == ["request.accept", "request.decline"]
