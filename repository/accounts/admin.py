@@ -37,7 +37,7 @@ def get(conn: Connection, user_id: int) -> dict:
     return user
 
 
-def _admins_left(conn: Connection, without: int) -> int:
+def admins_left(conn: Connection, without: int) -> int:
     query = select(users_table.c.id, users_table.c.roles).where(users_table.c.active.is_(True),
                                                                 users_table.c.id != without)
     return sum(1 for row in conn.execute(query) if users.ADMIN in (row.roles or "").split())
@@ -52,7 +52,7 @@ def set_role(conn: Connection, actor: Actor, user_id: int, role: str) -> dict:
     before = sorted(users.roles(user))
     kept = users.roles(user) - set(ROLES)
     after = sorted(kept | ({role} if role != "none" else set()))
-    if users.ADMIN in before and users.ADMIN not in after and _admins_left(conn, user_id) == 0:
+    if users.ADMIN in before and users.ADMIN not in after and admins_left(conn, user_id) == 0:
         raise Conflict("This is the last administrator: make another user an administrator first.")
     if before != after:
         conn.execute(update(users_table).where(users_table.c.id == user_id).values(roles=" ".join(after)))
@@ -75,7 +75,7 @@ def block(conn: Connection, actor: Actor, user_id: int, reason: str) -> dict:
         raise Forbidden("You cannot block yourself.")
     if users.is_admin(user) and actor.user_id is not None and actor.role != users.ADMIN:
         raise Forbidden("Only an administrator can block an administrator.")
-    if users.is_admin(user) and _admins_left(conn, user_id) == 0:
+    if users.is_admin(user) and admins_left(conn, user_id) == 0:
         raise Conflict("This is the last administrator: make another user an administrator first.")
     users.deactivate(conn, user_id)
     conn.execute(update(users_table).where(users_table.c.id == user_id).values(block_reason=reason))

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from repository import urls
-from repository.accounts import admin, audit
+from repository.accounts import admin, audit, personal_data
 from repository.errors import BadRequest
 from repository.paging import parse_page
 from repository.records import moderation
@@ -92,6 +92,38 @@ def unblock_view(user_id: int) -> Response:
     with services().db.write() as conn:
         user = admin.unblock(conn, actor, user_id)
     return json_response(_user_json(user))
+
+
+@bp.get("/users/<int:user_id>/export")
+@doc(responses={**REFUSED, "404": {"description": "No such user"}})
+def export_view(user_id: int) -> Response:
+    """Everything held about the user, as one JSON document (GDPR access); written to the audit log."""
+    actor = api_actor()
+    with services().db.write() as conn:
+        data = personal_data.export(conn, user_id)
+        audit.record(conn, actor, "user.export", "user", user_id)
+    return json_response(data)
+
+
+@bp.post("/users/<int:user_id>/resend")
+@doc(responses={**REFUSED, "409": {"description": "Confirmed already, blocked, or without a password"}})
+def resend_view(user_id: int) -> Response:
+    """Mail the user a new confirmation link: 202."""
+    actor = api_actor()
+    s = services()
+    with s.db.write() as conn:
+        personal_data.resend(conn, actor, user_id, s.settings, s.secret)
+    return json_response({"status": "queued"}, 202)
+
+
+@bp.delete("/users/<int:user_id>")
+@doc(responses={**REFUSED, "404": {"description": "No such user"}, "409": {"description": "The last administrator"}})
+def delete_view(user_id: int) -> Response:
+    """Delete the account: personal data removed, published records stay. 204."""
+    actor = api_actor()
+    with services().db.write() as conn:
+        personal_data.erase(conn, actor, user_id)
+    return Response(status=204)
 
 
 @bp.post("/records/<int:recid>/takedown")

@@ -14,14 +14,14 @@ from flask import Blueprint, Response, flash, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from repository import urls
-from repository.accounts import admin, audit, users
+from repository.accounts import admin, audit, personal_data, users
 from repository.accounts.audit import Actor
 from repository.errors import ApiError
 from repository.pages.base import render_page, require_user
 from repository.paging import parse_page
 from repository.records import moderation
 from repository.web.openapi import doc
-from repository.web.request import services
+from repository.web.request import json_response, services
 from repository.web.staff import page_actor
 
 bp = Blueprint("admin_pages", __name__, url_prefix="/admin")
@@ -91,6 +91,49 @@ def unblock(user_id: int) -> BaseResponse:
     """Unblock the user."""
     return _act(admin.MODERATOR, urls.admin_user_html("", user_id), "The user is unblocked.",
                 lambda conn, actor: admin.unblock(conn, actor, user_id))
+
+
+@bp.post("/users/<int:user_id>/resend")
+@doc(responses=BACK)
+def resend(user_id: int) -> BaseResponse:
+    """Mail the user a new confirmation link."""
+    s = services()
+    return _act(admin.MODERATOR, urls.admin_user_html("", user_id), "A new confirmation link is on its way.",
+                lambda conn, actor: personal_data.resend(conn, actor, user_id, s.settings, s.secret))
+
+
+@bp.post("/users/<int:user_id>/delete")
+@doc(responses={"303": {"description": "To the user list, or back to the user's page saying why not."}})
+def delete_account(user_id: int) -> BaseResponse:
+    """Delete the account (administrators only): personal data removed, published records stay. The form asks to
+    type the address, so that no slip of the mouse deletes an account."""
+    actor = page_actor(require_user(), users.ADMIN)
+    with services().db.read() as conn:
+        email = admin.get(conn, user_id)["email"]
+    if request.form.get("confirm", "").strip().lower() != email:
+        flash("Type the e-mail address of the account to confirm its deletion.", "error")
+        return redirect(urls.admin_user_html("", user_id), 303)
+    try:
+        with services().db.write() as conn:
+            personal_data.erase(conn, actor, user_id)
+    except ApiError as exc:
+        flash(exc.message, "error")
+        return redirect(urls.admin_user_html("", user_id), 303)
+    flash(f"The account of {email} is deleted; its published records stay.", "success")
+    return redirect(urls.admin_html(""), 303)
+
+
+@bp.get("/users/<int:user_id>/export")
+def export(user_id: int) -> Response:
+    """The user's personal data as a JSON download (administrators only); written to the audit log."""
+    actor = page_actor(require_user(), users.ADMIN)
+    with services().db.write() as conn:
+        data = personal_data.export(conn, user_id)
+        audit.record(conn, actor, "user.export", "user", user_id)
+    response = json_response(data)
+    response.headers["Content-Disposition"] = f'attachment; filename="user-{user_id}.json"'
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
 
 
 @bp.get("/records/<int:recid>")

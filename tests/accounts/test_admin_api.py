@@ -8,7 +8,7 @@ from helpers.factories import published
 
 from repository.accounts import admin as accounts_admin
 from repository.accounts.audit import Actor
-from repository.accounts.tokens import create_token, create_user
+from repository.accounts.tokens import create_token, create_user, get_user_by_email
 from repository.cli import COMMANDS, invoke
 from repository.errors import ValidationError
 
@@ -136,3 +136,28 @@ def test_the_users_commands_set_roles_block_and_unblock(app, settings, client, c
     assert run(settings, "set-role", "root@example.org", "none") == 2
     assert "last administrator" in capsys.readouterr().err
     assert run(settings, "block", "nobody@example.org", "--reason", "x") == 1
+
+
+def test_personal_data_export_resend_and_account_deletion(app, client, auth):
+    _, root = _user(app, "root@example.org", "admin", ("admin",))
+    rec = published(client, auth)
+    with app.extensions["repository"].db.read() as conn:
+        owner_id = get_user_by_email(conn, "owner@example.org")["id"]
+    data = client.get(f"/api/admin/users/{owner_id}/export", headers=root).get_json()
+    assert data["account"]["email"] == "owner@example.org" and "password_hash" not in data["account"]
+    assert [r["id"] for r in data["records"]] == [rec["id"]] and len(data["tokens"]) == 1
+    assert "token_hash" not in data["tokens"][0]
+    # An operator-made account has no password: nothing to confirm with.
+    assert client.post(f"/api/admin/users/{owner_id}/resend", headers=root).status_code == 409
+    assert client.delete(f"/api/admin/users/{owner_id}", headers=root).status_code == 204
+    assert client.get("/api/deposit/depositions", headers=auth).status_code == 401  # its token is gone
+    shown = client.get(f"/api/admin/users/{owner_id}", headers=root).get_json()
+    assert shown["email"] == f"deleted-{owner_id}@invalid" and shown["active"] is False
+    record = client.get(f"/api/records/{rec['id']}")
+    assert record.status_code == 200 and record.get_json()["metadata"]["creators"][0]["name"]
+    erased = client.get(f"/api/admin/users/{owner_id}/export", headers=root).get_json()
+    assert "owner@example.org" not in str(erased["account"]) and erased["linked_sign_ins"] == []
+    actions = [e["action"] for e in _audit(client, root, target=f"user:{owner_id}")["hits"]]
+    assert actions == ["user.export", "user.delete", "user.export"]
+    root_id = client.get("/api/admin/users", query_string={"q": "root@"}, headers=root).get_json()["hits"][0]["id"]
+    assert client.delete(f"/api/admin/users/{root_id}", headers=root).status_code == 403  # not oneself

@@ -101,3 +101,27 @@ def test_the_owners_deletion_requests_are_accepted_or_declined(app, client, auth
     assert post_form(client, f"/admin/requests/{ids[1]}/accept", {}, page="/admin/requests/").status_code == 404
     assert "No open requests" in client.get("/admin/requests/").get_data(as_text=True)
     assert [e["action"] for e in _entries(app, action="request.")] == ["request.accept", "request.decline"]
+
+
+def test_an_admin_resends_a_confirmation_exports_and_deletes_an_account(app, client):
+    from helpers.mailbox import sent_mail
+    from helpers.pages import sign_up
+
+    signed_in(client, app, "root@example.org", PASSWORD)
+    _role(app, "root@example.org", "admin")
+    assert sign_up(https_client(app), "late@example.org", PASSWORD).status_code in (302, 303)
+    late_id = _role(app, "late@example.org", "none")
+    page = f"/admin/users/{late_id}"
+    before = len(sent_mail(app, "late@example.org"))
+    assert post_form(client, f"{page}/resend", {}, page=page).status_code == 303
+    assert len(sent_mail(app, "late@example.org")) == before + 1
+    download = client.get(f"{page}/export")
+    assert download.headers["Content-Disposition"] == f'attachment; filename="user-{late_id}.json"'
+    assert download.get_json()["account"]["email"] == "late@example.org"
+    post_form(client, f"{page}/delete", {"confirm": "someone@example.org"}, page=page)
+    assert "Type the e-mail address of the account" in client.get(page).get_data(as_text=True)
+    answer = post_form(client, f"{page}/delete", {"confirm": "late@example.org"}, page=page)
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/admin/")
+    assert f"deleted-{late_id}@invalid" in client.get(page).get_data(as_text=True)
+    assert [e["action"] for e in _entries(app, target=f"user:{late_id}")][:3] == [
+        "user.delete", "user.export", "user.resend_confirmation"]
