@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from repository.accounts import mail, passwords
+from repository.accounts import audit, mail, passwords
 from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
@@ -156,5 +156,6 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE,
                            also=multipart.sweep))  # and the expired multipart uploads
     on_pass.append(services.mailer.process_pending)
-    on_pass.append(Tending(services.db))  # the zstd dictionaries of the packed columns, once there are enough values
+    on_pass.append(Tending(services.db))
+    on_pass.append(audit.Retention(services.db, settings.AUDIT_LOG_DAYS))  # entries past AUDIT_LOG_DAYS  # the zstd dictionaries of the packed columns, once there are enough values
     services.db.wire(mail.SEND, services.mailer.kick)

@@ -5,16 +5,22 @@ transaction, so an entry exists exactly when its change was committed; nothing h
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, or_, select
 
+from repository.storage.engine import Database
+from repository.storage.tables.accounts import users
 from repository.storage.tables.audit import audit_log
 from repository.timeutil import isoformat, utcnow
 
 QUERY_MAX = 200
+# Where the current request comes from (the client address), set by the web layer at the start of each request
+# (repository.web.request): the owners' actions are recorded deep in the domain, which never reads the request.
+ORIGIN: ContextVar[str] = ContextVar("audit_origin", default="")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,18 @@ def record(conn: Connection, actor: Actor, action: str, target_kind: str = "", t
         created=utcnow(), actor_id=actor.user_id, actor_email=actor.email[:255], action=action,
         target_kind=target_kind, target_id=str(target_id)[:64], address=actor.address[:64],
         detail=json.dumps(detail, default=str, sort_keys=True)))
+
+
+def owner(conn: Connection, user_id: int) -> Actor:
+    """An owner acting on their own deposits, records or tokens, from this request's address (ORIGIN)."""
+    email = conn.execute(select(users.c.email).where(users.c.id == user_id)).scalar() or ""
+    return Actor(user_id, email, ORIGIN.get(), "")
+
+
+def changed(before: dict, after: dict) -> dict:
+    """The top-level fields of metadata that differ: {field: {"before": ..., "after": ...}}."""
+    return {key: {"before": before.get(key), "after": after.get(key)}
+            for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)}
 
 
 def search(conn: Connection, q: str = "", action: str = "", target: str = "", page: int = 1,
@@ -77,3 +95,21 @@ def prune(conn: Connection, days: int, now: datetime) -> int:
     if days <= 0:
         return 0
     return conn.execute(delete(audit_log).where(audit_log.c.created < now - timedelta(days=days))).rowcount
+
+
+class Retention:
+    """The worker's pruning of the audit log (`prune`, AUDIT_LOG_DAYS), at most once an hour per process."""
+
+    EVERY = timedelta(hours=1)
+
+    def __init__(self, db: Database, days: int) -> None:
+        self.db, self.days = db, days
+        self._due: datetime | None = None
+
+    def __call__(self) -> int:
+        now = utcnow()
+        if self.days <= 0 or (self._due is not None and now < self._due):
+            return 0
+        self._due = now + self.EVERY
+        with self.db.write() as conn:
+            return prune(conn, self.days, now)

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, or_, select, update
 
+from repository.accounts import audit
 from repository.errors import BadRequest, NotFound, ValidationError
 from repository.storage.tables.accounts import tokens, users
 from repository.storage.upsert import inserted_id
@@ -105,6 +106,8 @@ def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = 
             created=utcnow(),
         )
     ))
+    audit.record(conn, audit.owner(conn, user_id), "token.create", "token", token_id, name=name,
+                 scopes=parse_scopes(scopes))
     return token_id, token
 
 
@@ -152,6 +155,9 @@ def revoke_token(conn: Connection, token_id: int, user_id: int | None = None) ->
         query = query.where(tokens.c.user_id == user_id)
     if conn.execute(query.values(revoked=utcnow())).rowcount != 1:
         raise NotFound(f"No active token with id {token_id}.")
+    owner_id = conn.execute(select(tokens.c.user_id).where(tokens.c.id == token_id)).scalar_one()
+    audit.record(conn, audit.owner(conn, user_id if user_id is not None else owner_id), "token.revoke", "token",
+                 token_id, owner=owner_id)
 
 
 def authenticate(conn: Connection, token: str) -> Identity | None:

@@ -3,6 +3,8 @@ roles, blocks, takedowns with reasons, restore, owner changes and the audit log;
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from helpers.factories import published
 
@@ -104,7 +106,7 @@ def test_takedown_with_a_public_reason_shows_in_the_410_then_restore(app, client
     assert client.get(f"/api/records/{recid}").status_code == 200
     assert client.post(f"/api/admin/records/{recid}/restore", headers=root).status_code == 400
     actions = [e["action"] for e in _audit(client, root, target=f"record:{recid}")["hits"]]
-    assert actions == ["record.restore", "record.takedown"]
+    assert actions == ["record.restore", "record.takedown", "deposit.publish"]
 
 
 def test_a_record_changes_owner(app, client, auth):
@@ -161,3 +163,25 @@ def test_personal_data_export_resend_and_account_deletion(app, client, auth):
     assert actions == ["user.export", "user.delete", "user.export"]
     root_id = client.get("/api/admin/users", query_string={"q": "root@"}, headers=root).get_json()["hits"][0]["id"]
     assert client.delete(f"/api/admin/users/{root_id}", headers=root).status_code == 403  # not oneself
+
+
+def test_owners_actions_are_in_the_audit_log_with_the_changed_metadata(app, client, auth):
+    from helpers.factories import edit, new_version, publish
+
+    from repository.accounts import audit
+
+    _, root = _user(app, "root@example.org", "admin", ("admin",))
+    rec = published(client, auth, title="First title")
+    publish(client, auth, edit(client, auth, rec["id"], title="Second title"))
+    new_version(client, auth, rec, b"x,y\n3,4\n")
+    entries = _audit(client, root, q="owner@example.org")["hits"]
+    actions = [e["action"] for e in entries]
+    assert {"deposit.publish", "record.edit", "deposit.newversion", "token.create"} <= set(actions), actions
+    edited = next(e for e in entries if e["action"] == "record.edit")
+    assert edited["detail"]["changed"]["title"] == {"before": "First title", "after": "Second title"}
+    assert edited["target"] == {"kind": "record", "id": str(rec["id"])}
+    # Retention: entries older than AUDIT_LOG_DAYS go, newer ones stay.
+    with app.extensions["repository"].db.write() as conn:
+        total = audit.search(conn)[1]
+        assert audit.prune(conn, 30, audit.utcnow()) == 0
+        assert audit.prune(conn, 30, audit.utcnow() + timedelta(days=31)) == total
