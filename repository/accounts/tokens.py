@@ -88,8 +88,8 @@ def scopes_for(user: dict) -> tuple[str, ...]:
 def _refuse_admin_scope(conn: Connection, user_id: int, scopes: list[str]) -> None:
     user = conn.execute(select(users.c.roles, users.c.active).where(users.c.id == user_id)).mappings().first()
     if ADMIN_SCOPE in scopes and (user is None or ADMIN_SCOPE not in scopes_for(dict(user))):
-        raise ValidationError(errors=[{"field": "scopes", "message": "Only administrators may hold the scope "
-                                                                     f"{ADMIN_SCOPE!r}."}])
+        message = f"Only administrators may hold the scope {ADMIN_SCOPE!r}."
+        raise ValidationError(message, errors=[{"field": "scopes", "message": message}])
 
 
 def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = "token") -> tuple[int, str]:

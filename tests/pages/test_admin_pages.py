@@ -112,6 +112,8 @@ def test_an_admin_resends_a_confirmation_exports_and_deletes_an_account(app, cli
     assert sign_up(https_client(app), "late@example.org", PASSWORD).status_code in (302, 303)
     late_id = _role(app, "late@example.org", "none")
     page = f"/admin/users/{late_id}"
+    html = client.get(page).get_data(as_text=True)
+    assert "<title>User late@example.org" in html and html.count('id="data-heading"') == 1
     before = len(sent_mail(app, "late@example.org"))
     assert post_form(client, f"{page}/resend", {}, page=page).status_code == 303
     assert len(sent_mail(app, "late@example.org")) == before + 1

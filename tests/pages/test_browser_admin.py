@@ -93,6 +93,8 @@ def test_an_administrator_moderates_in_a_browser(live_server):
         page.fill("#block-reason", "Casino links in every upload")
         page.get_by_role("button", name="Block this user").click()
         expect(page.locator("dl.facts")).to_contain_text("Blocked: Casino links in every upload")
+        expect(page.get_by_role("link", name="Download everything held about this user (JSON)")).to_be_visible()
+        _check(page, "a blocked user's page", "admin-user-blocked")
         assert http.get(base + API, headers={"Authorization": f"Bearer {spam_token}"}).status_code == 401
 
         # Take its record down with a public reason and a private note.
@@ -125,7 +127,11 @@ def test_an_administrator_moderates_in_a_browser(live_server):
         _check(page, "the audit log", "admin-audit")
         page.fill("#audit-target", f"record:{recid}")
         page.get_by_role("button", name="Search the log").click()
-        expect(page.locator("table.audit tbody tr")).to_have_count(1)
+        rows = page.locator("table.audit tbody tr")
+        expect(rows).to_have_count(2)  # the owner's publication, then the takedown
+        expect(rows.nth(0)).to_contain_text("record.takedown")
+        expect(rows.nth(1)).to_contain_text("deposit.publish")
+        expect(rows.nth(1)).to_contain_text(SPAMMER)
 
         # The same pages at phone width.
         page.set_viewport_size(PHONE)
