@@ -106,6 +106,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     from repository import pages
     from repository.api import (
         access_requests,
+        admin,
         archive,
         badges,
         communities,
@@ -132,7 +133,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.url_map.converters["key"] = files.KeyConverter  # the file keys of /api/files/ routes
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
-                      datadesc.bp, badges.bp, access_requests.bp, archive.bp, corrections.bp, exports.bp):
+                      datadesc.bp, badges.bp, access_requests.bp, archive.bp, corrections.bp, exports.bp,
+                      admin.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
     errors.install(app)  # after compression's hook, so that the error pages are compressed too

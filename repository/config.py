@@ -306,6 +306,10 @@ class Settings:
         50 * 1024 * 1024, "Read rate of scripts/fixity.py (re-hashing stored files), so the check does not starve "
         "downloads; 0: unthrottled.", _positive_int,
     )
+    AUDIT_LOG_DAYS: int = setting(
+        730, "Days the audit log keeps an entry (docs/operators/administration.md#audit-log); the worker deletes "
+        "older ones. 0: keep every entry.", _positive_int,
+    )
     RECORD_DELETE_DAYS: int = setting(
         30, "Days after a version is first published during which its owner may delete it (a tombstone stays); "
         "later only a deletion request to the administrators. 0: owners never delete.", _positive_int,

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from repository.accounts import mail, passwords
+from repository.accounts import audit, mail, passwords
 from repository.accounts.mail import Mailer
 from repository.config import Settings
 from repository.datadesc.checks.runner import Runner
@@ -159,4 +159,5 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(services.mailer.process_pending)
     on_pass.append(Exporter(services.db, settings, services.search, lambda: services.clock()))  # full public exports
     on_pass.append(Tending(services.db))  # the zstd dictionaries of the packed columns, once there are enough values
+    on_pass.append(audit.Retention(services.db, settings.AUDIT_LOG_DAYS))  # entries past AUDIT_LOG_DAYS
     services.db.wire(mail.SEND, services.mailer.kick)

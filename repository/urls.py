@@ -353,6 +353,54 @@ def sitemap(base: str, part: str = "") -> str:
     return f"{base}/sitemap-{part}.xml" if part else f"{base}/sitemap.xml"
 
 
+# Administration (docs/operators/administration.md)
+
+
+def admin_html(base: str) -> str:
+    """The administration area's start: finding users."""
+    return f"{base}/admin/"
+
+
+def admin_user_html(base: str, user_id: int | str, action: str = "") -> str:
+    """A user's page in the administration area, or one of its actions (`role`, `block`, `unblock`, ...)."""
+    path = f"{base}/admin/users/{user_id}"
+    return f"{path}/{action}" if action else path
+
+
+def admin_record_html(base: str, recid: int | str, action: str = "") -> str:
+    """A record's moderation page, or one of its actions (`takedown`, `restore`, `owner`)."""
+    path = f"{base}/admin/records/{recid}"
+    return f"{path}/{action}" if action else path
+
+
+def admin_requests_html(base: str, request_id: int | str = "", decision: str = "") -> str:
+    """The owners' open deletion requests, or the decision (`accept`, `decline`) on one."""
+    return f"{base}/admin/requests/{request_id}/{decision}" if decision else f"{base}/admin/requests/"
+
+
+def admin_audit_html(base: str) -> str:
+    return f"{base}/admin/audit/"
+
+
+def admin_users_api(base: str) -> str:
+    return f"{base}/api/admin/users"
+
+
+def admin_user_api(base: str, user_id: int | str, action: str = "") -> str:
+    """A user in the administration API, or one of its actions (`role`, `block`, `unblock`)."""
+    path = f"{base}/api/admin/users/{user_id}"
+    return f"{path}/{action}" if action else path
+
+
+def admin_record_api(base: str, recid: int | str, action: str) -> str:
+    """An action on a record in the administration API (`takedown`, `restore`, `owner`)."""
+    return f"{base}/api/admin/records/{recid}/{action}"
+
+
+def admin_audit_api(base: str) -> str:
+    return f"{base}/api/admin/audit"
+
+
 # Other services
 
 

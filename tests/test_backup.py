@@ -16,6 +16,7 @@ from helpers.http import download, https_client
 
 import scripts.reindex
 from app import create_app
+from repository.accounts import audit
 from repository.config import Settings
 from scripts import backup, restore
 
@@ -101,6 +102,11 @@ def test_backup_while_publishing_then_restore_into_a_new_instance(app, client, a
 
         restored_client = https_client(create_app(restored))
         found = _listed(restored_client)
+        # The audit log is in the backup: each restored record's publication is there, as it was written.
+        with restored_client.application.extensions["repository"].db.read() as conn:
+            published_entries = {int(e["target_id"]) for e in audit.search(conn, action="deposit.publish",
+                                                                            size=1000)[0]}
+        assert found <= published_entries
         assert published_before <= found <= everything  # whatever was published before is there; nothing made up
         assert len(found) == manifest["counts"]["records"]
         for recid in found:  # every file of every record, by checksum, as the original instance serves it

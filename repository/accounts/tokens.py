@@ -12,12 +12,15 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, or_, select, update
 
+from repository.accounts import audit
 from repository.errors import BadRequest, NotFound, ValidationError
 from repository.storage.tables.accounts import tokens, users
 from repository.storage.upsert import inserted_id
 from repository.timeutil import utcnow
 
-SCOPES = ("deposit:write", "deposit:actions")
+ADMIN_SCOPE = "admin"  # the administration API (docs/api/administration.md): only for administrators
+SCOPES = ("deposit:write", "deposit:actions")  # what every user may give a token
+KNOWN_SCOPES = (*SCOPES, ADMIN_SCOPE)
 NAME_MAX = 100  # a name people choose in the applications area or the API
 # `last_used` is written at most this often per token: one short write a minute, not one per request.
 LAST_USED_EVERY = timedelta(seconds=60)
@@ -71,14 +74,28 @@ def parse_scopes(raw: str | list[str]) -> list[str]:
     """Split and check scopes; unknown ones are refused naming them."""
     items = raw.split(",") if isinstance(raw, str) else list(raw)
     scopes = sorted({s.strip() for s in items if s.strip()})
-    unknown = [s for s in scopes if s not in SCOPES]
+    unknown = [s for s in scopes if s not in KNOWN_SCOPES]
     if unknown:
-        raise BadRequest(f"Unknown scope(s): {', '.join(unknown)}. Known scopes: {', '.join(SCOPES)}.")
+        raise BadRequest(f"Unknown scope(s): {', '.join(unknown)}. Known scopes: {', '.join(KNOWN_SCOPES)}.")
     return scopes
 
 
+def scopes_for(user: dict) -> tuple[str, ...]:
+    """The scopes `user` may hold: every one for an administrator, all but `admin` for anyone else."""
+    return KNOWN_SCOPES if ADMIN_SCOPE in (user.get("roles") or "").split() and user.get("active") else SCOPES
+
+
+def _refuse_admin_scope(conn: Connection, user_id: int, scopes: list[str]) -> None:
+    user = conn.execute(select(users.c.roles, users.c.active).where(users.c.id == user_id)).mappings().first()
+    if ADMIN_SCOPE in scopes and (user is None or ADMIN_SCOPE not in scopes_for(dict(user))):
+        message = f"Only administrators may hold the scope {ADMIN_SCOPE!r}."
+        raise ValidationError(message, errors=[{"field": "scopes", "message": message}])
+
+
 def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = "token") -> tuple[int, str]:
-    """Create a token; returns (token id, the token itself — shown this once only)."""
+    """Create a token; returns (token id, the token itself — shown this once only). ValidationError for the
+    `admin` scope unless the user is an administrator."""
+    _refuse_admin_scope(conn, user_id, parse_scopes(scopes))
     token = secrets.token_urlsafe(32)  # 256 bits
     token_id = inserted_id(conn.execute(
         insert(tokens).values(
@@ -89,6 +106,8 @@ def create_token(conn: Connection, user_id: int, scopes: list[str], name: str = 
             created=utcnow(),
         )
     ))
+    audit.record(conn, audit.owner(conn, user_id), "token.create", "token", token_id, name=name,
+                 scopes=parse_scopes(scopes))
     return token_id, token
 
 
@@ -102,10 +121,10 @@ def new_token(conn: Connection, user_id: int, name: Any, scopes: Any) -> tuple[d
     elif len(name.strip()) > NAME_MAX:
         errors.append({"field": "name", "message": f"The name is longer than {NAME_MAX} characters."})
     if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-        errors.append({"field": "scopes", "message": f"A list of scopes, among: {', '.join(SCOPES)}."})
-    elif unknown := sorted({s for s in scopes if s not in SCOPES}):
+        errors.append({"field": "scopes", "message": f"A list of scopes, among: {', '.join(KNOWN_SCOPES)}."})
+    elif unknown := sorted({s for s in scopes if s not in KNOWN_SCOPES}):
         errors.append({"field": "scopes", "message": f"Unknown scope(s): {', '.join(unknown)}. "
-                                                     f"Known scopes: {', '.join(SCOPES)}."})
+                                                     f"Known scopes: {', '.join(KNOWN_SCOPES)}."})
     if errors:
         raise ValidationError(errors=errors)
     token_id, token = create_token(conn, user_id, scopes, name.strip())
@@ -136,6 +155,9 @@ def revoke_token(conn: Connection, token_id: int, user_id: int | None = None) ->
         query = query.where(tokens.c.user_id == user_id)
     if conn.execute(query.values(revoked=utcnow())).rowcount != 1:
         raise NotFound(f"No active token with id {token_id}.")
+    owner_id = conn.execute(select(tokens.c.user_id).where(tokens.c.id == token_id)).scalar_one()
+    audit.record(conn, audit.owner(conn, user_id if user_id is not None else owner_id), "token.revoke", "token",
+                 token_id, owner=owner_id)
 
 
 def authenticate(conn: Connection, token: str) -> Identity | None:

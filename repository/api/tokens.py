@@ -19,7 +19,7 @@ NEW_TOKEN = {
         "required": ["name", "scopes"],
         "properties": {
             "name": {"type": "string", "minLength": 1, "maxLength": tokens.NAME_MAX},
-            "scopes": {"type": "array", "items": {"type": "string", "enum": list(tokens.SCOPES)}},
+            "scopes": {"type": "array", "items": {"type": "string", "enum": list(tokens.KNOWN_SCOPES)}},
         },
     }}},
 }

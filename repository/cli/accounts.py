@@ -105,3 +105,38 @@ def deactivate_user(args: argparse.Namespace, ctx: Context) -> int:
 def reactivate_user(args: argparse.Namespace, ctx: Context) -> int:
     """Reactivate a deactivated user: they can sign in again, and their tokens not revoked work again."""
     return _switch_user(args.email, ctx, active=True)
+
+
+def _users_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="command", required=True)
+    role = sub.add_parser("set-role", help="make a user an administrator or a moderator, or neither")
+    role.add_argument("email", metavar="EMAIL")
+    role.add_argument("role", choices=("admin", "moderator", "none"))
+    block = sub.add_parser("block", help="block a user: sessions and tokens stop working at once")
+    block.add_argument("email", metavar="EMAIL")
+    block.add_argument("--reason", required=True, help="why (kept on the account and in the audit log)")
+    unblock = sub.add_parser("unblock", help="unblock a user")
+    unblock.add_argument("email", metavar="EMAIL")
+
+
+@command("users", migrate=True, configure=_users_arguments)
+def users_command(args: argparse.Namespace, ctx: Context) -> int:
+    """Roles and blocks (docs/operators/administration.md): `set-role EMAIL admin|moderator|none`, `block EMAIL
+    --reason TEXT`, `unblock EMAIL`; each is written to the audit log."""
+    from repository.accounts import admin, audit, tokens
+
+    actor = audit.Actor.operator()
+    with ctx.db.write() as conn:
+        user = tokens.get_user_by_email(conn, args.email)
+        if user is None:
+            raise CommandError(f"no user with e-mail {args.email}", code=1)
+        if args.command == "set-role":
+            done = admin.set_role(conn, actor, user["id"], args.role)
+            print(f"{done['email']} is now {admin.staff_role(done) or 'neither administrator nor moderator'}")
+        elif args.command == "block":
+            admin.block(conn, actor, user["id"], admin.parse_reason(args.reason))
+            print(f"{user['email']} is blocked")
+        else:
+            admin.unblock(conn, actor, user["id"])
+            print(f"{user['email']} is unblocked")
+    return 0

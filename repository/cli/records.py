@@ -18,13 +18,18 @@ from repository.cli.preamble import CommandError, Context, arg, command
 
 @command("takedown", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("--recid", type=int, required=True, help="the record id (a version, not the concept)"),
+    arg("--reason", default="", help="the public reason, shown on the tombstone and in the API's 410"),
+    arg("--note", default="", help="a private note for the administrators"),
 ])
 def takedown(args: argparse.Namespace, ctx: Context) -> int:
-    """Take a published record down: a tombstone (410, OAI `deleted`), out of search, its DOI hidden."""
-    from repository.records.takedown import take_down
+    """Take a published record down: a tombstone (410, OAI `deleted`), out of search, its DOI hidden; the same
+    path as the administration pages (docs/operators/administration.md#records), written to the audit log."""
+    from repository.accounts.audit import Actor
+    from repository.records.moderation import take_down_record
 
     with ctx.db.write() as conn:
-        take_down(conn, args.recid)  # the outbox is applied after the commit: out of search on return
+        # The outbox is applied after the commit: out of search on return.
+        take_down_record(conn, Actor.operator(), args.recid, args.reason.strip(), args.note.strip())
     print(f"record {args.recid} taken down")
     return 0
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from repository import outbox
+from repository.accounts import audit
 from repository.communities import inclusions, notifications
 from repository.config import Settings
 from repository.datadesc import checks
@@ -150,6 +151,7 @@ def delete_deposit(conn: Connection, dep_id: int, owner_id: int) -> list[str]:
     if dep["status"] == "published":
         raise Forbidden("A published deposition cannot be deleted.")
     conn.execute(delete(deposit_form_states).where(deposit_form_states.c.deposit_id == dep_id))
+    audit.record(conn, audit.owner(conn, owner_id), "deposit.delete", "deposit", dep_id)
     conn.execute(delete(deposits).where(deposits.c.id == dep_id))
     freed = buckets.drop_bucket(conn, dep["bucket_id"])
     still_used = conn.execute(
@@ -254,7 +256,11 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
                 .where(concepts.c.id == dep["conceptrecid"], concepts.c.conceptdoi.is_(None))
                 .values(conceptdoi=pids.service_doi(ctx.settings, dep["conceptrecid"]))
             )
+        audit.record(conn, audit.owner(conn, owner_id), "deposit.publish", "record", recid, doi=doi.lower())
     else:
+        before = conn.execute(select(records.c.metadata).where(records.c.id == recid)).scalar() or {}
+        audit.record(conn, audit.owner(conn, owner_id), "record.edit", "record", recid,
+                     changed=audit.changed(before, metadata), files=bool(files_session))
         if files_session:
             freed = filefix.publish_files(conn, ctx.settings, dep, owner_id)
             if ctx.store is not None:
@@ -386,4 +392,5 @@ def newversion(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> in
         )
     )
     checks.copy_to_snapshot(conn, record["bucket_id"], draft_bucket)
+    audit.record(conn, audit.owner(conn, owner_id), "deposit.newversion", "deposit", recid, of=latest)
     return recid

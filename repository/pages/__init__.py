@@ -15,12 +15,14 @@
 - communities: the communities list, a community's page (its `links.html`), create/edit, curation;
 - sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers;
 - reference_urls: the reference service's page addresses people paste, redirected to this service's;
+- admin: the administration area (`/admin/`): users, roles, blocks, takedowns, deletion requests, the audit log;
 - errors: the site's error pages for browsers wherever an error comes from (installed on the app).
 """
 
 from repository.pages import (
     access,
     accounts,
+    admin,
     applications,
     base,
     communities,
@@ -40,7 +42,7 @@ from repository.pages import (
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
              deposit.bp, deposit_review.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp,
-             reference_urls.bp, record_exports.bp, record_previews.bp):
+             reference_urls.bp, record_exports.bp, record_previews.bp, admin.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -25,6 +25,7 @@ _REVEAL = "new_token"  # session key of the sealed secret of the token just crea
 SCOPE_LABELS = {
     "deposit:write": "deposit:write — create, change and delete your deposits and upload their files",
     "deposit:actions": "deposit:actions — publish, edit, discard and make new versions of your deposits",
+    "admin": "admin — the administration API: users, roles, blocks, takedowns and the audit log",
 }
 
 
@@ -37,6 +38,13 @@ class TokenForm(FlaskForm):  # type: ignore[misc]  # flask_wtf ships no types
                                    Length(max=tokens.NAME_MAX, message=f"At most {tokens.NAME_MAX} characters.")])
     scopes = SelectMultipleField("Scopes", choices=[SelectChoice(s, SCOPE_LABELS[s]) for s in tokens.SCOPES],
                                  option_widget=CheckboxInput())  # the template lays the boxes out
+
+
+def _token_form(user: dict) -> TokenForm:
+    """The form, offering the scopes `user` may hold (`admin` to administrators only)."""
+    form = TokenForm()
+    form.scopes.choices = [SelectChoice(s, SCOPE_LABELS[s]) for s in tokens.scopes_for(user)]
+    return form
 
 
 def _page(form: TokenForm, http_status: int = 200) -> Response:
@@ -56,8 +64,7 @@ def _page(form: TokenForm, http_status: int = 200) -> Response:
 @bp.get("/")
 def index() -> Response:
     """The user's personal access tokens and the form that creates one (sign-in needed; 401 for a token)."""
-    require_user()
-    return _page(TokenForm())
+    return _page(_token_form(require_user()))
 
 
 @bp.post("/")
@@ -66,7 +73,7 @@ def create() -> BaseResponse:
     """Create a personal access token with the chosen name and scopes, then redirect to the list, which shows its
     secret this once (400 and the form with its errors when the name or a scope is wrong)."""
     user = require_user()
-    form = TokenForm()
+    form = _token_form(user)
     if not form.validate_on_submit():
         return _page(form, 400)
     try:

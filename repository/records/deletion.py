@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select
 
 from repository import outbox, urls
+from repository.accounts import audit
 from repository.config import Settings
 from repository.errors import Conflict, Forbidden, Gone, NotFound, ValidationError, field_error
 from repository.records import build
@@ -110,6 +111,7 @@ def delete_version(conn: Connection, settings: Settings, recid: int, owner_id: i
         raise Conflict("The deposition is being edited: publish or discard the changes before deleting it.")
     newest = build.latest_version(conn, row["conceptrecid"])
     take_down(conn, recid)
+    audit.record(conn, audit.owner(conn, owner_id), "record.delete", "record", recid, reason=reason, note=note)
     conn.execute(insert(record_deletions).values(recid=recid, reason=reason, note=note, user_id=owner_id,
                                                  created=utcnow()))  # fmt: skip
     left = build.latest_version(conn, row["conceptrecid"])
@@ -147,7 +149,9 @@ def deletion_of(conn: Connection, recid: int) -> dict | None:
     row = conn.execute(select(record_deletions).where(record_deletions.c.recid == recid)).mappings().first()
     if row is None:
         return None
-    return {**row, "title": DELETION_REASONS.get(row["reason"], row["reason"])}
+    # A takedown by the administrators ("takedown", repository.records.moderation) shows its public reason.
+    title = "Taken down by the administrators" if row["reason"] == "takedown" else row["reason"]
+    return {**row, "title": DELETION_REASONS.get(row["reason"], title)}
 
 
 def deletion_json(deletion: dict, recid: int, newest: int | None, base: str) -> dict:

@@ -18,7 +18,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
 from repository import urls
-from repository.accounts.tokens import SCOPES, Identity, authenticate, note_use
+from repository.accounts import audit
+from repository.accounts.tokens import Identity, authenticate, note_use, scopes_for
 from repository.errors import (
     ApiError,
     BadRequest,
@@ -73,7 +74,7 @@ def resolve_identity() -> Identity | None:
         else:
             user = current_user()  # a signed-in browser: every scope, writes need the CSRF token
             if user is not None:
-                found = Identity(user["id"], user["email"], frozenset(SCOPES), None, session=True)
+                found = Identity(user["id"], user["email"], frozenset(scopes_for(user)), None, session=True)
         g.bad_token = token is not None and found is None
         g.identity = found
     return g.identity
@@ -169,6 +170,7 @@ def install_checks(app: Flask) -> None:
     @app.before_request
     def start_request() -> None:
         g.request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+        audit.ORIGIN.set(request.remote_addr or "")  # where the owners' actions recorded in the audit log come from
         settings = services().settings
         if not settings.ALLOW_HTTP and not _is_secure():
             raise Forbidden("Plain HTTP is not accepted: use HTTPS (" + settings.BASE_URL + ").")

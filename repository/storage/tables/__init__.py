@@ -4,6 +4,7 @@ package registers them all on `metadata` (what migrations and `create_all` read)
 from repository.storage.tables import (  # noqa: F401  (registration)
     access_requests,
     accounts,
+    audit,
     communities,
     corrections,
     deposits,

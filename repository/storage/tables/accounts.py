@@ -31,6 +31,9 @@ users = Table(
     Column("last_login", DateTime, nullable=True),
     # Bumped when the password changes or the user is deactivated: every session signed in before stops working.
     Column("auth_epoch", Integer, nullable=False, default=0, server_default="0"),
+    # Why an administrator or moderator blocked the account (NULL when it is not blocked): a blocked user is
+    # inactive as a deactivated one is (docs/operators/administration.md#users).
+    Column("block_reason", Text, nullable=True),
 )
 
 

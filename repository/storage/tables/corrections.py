@@ -8,7 +8,8 @@ from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Index, Integer,
 
 from repository.storage.tables.metadata import metadata
 
-# Why a record was deleted by its owner (a takedown by the administrators has no row): the tombstone shows it.
+# Why a record was deleted, by its owner or by the administrators (reason "takedown", `note` the public reason; the
+# private note for the administrators only): the tombstone shows the reason and the note.
 record_deletions = Table(
     "record_deletions",
     metadata,
@@ -17,6 +18,7 @@ record_deletions = Table(
     Column("note", Text, nullable=False, default=""),
     Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
     Column("created", DateTime, nullable=False),
+    Column("private_note", Text, nullable=True),
 )
 
 # An owner's request that the administrators delete a version (after the window, or one they may not delete).
