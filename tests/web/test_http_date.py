@@ -7,17 +7,23 @@ import locale
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repository.timeutil import http_date
 
+# Generating the examples takes what the machine gives: on a busy one Hypothesis's timing health checks and its
+# per-example deadline would fail the test for the machine's sake, not the code's.
+BUSY_MACHINE = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 
+
+@BUSY_MACHINE
 @given(st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 12, 30)))
 def test_a_naive_utc_time(value):
     assert http_date(value) == format_datetime(value.replace(tzinfo=UTC, microsecond=0), usegmt=True)
 
 
+@BUSY_MACHINE
 @given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30)), st.integers(-14 * 60, 14 * 60))
 def test_an_aware_time_is_given_in_gmt(value, minutes):
     aware = value.replace(tzinfo=timezone(timedelta(minutes=minutes)))
