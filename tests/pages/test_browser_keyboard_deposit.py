@@ -78,7 +78,11 @@ def test_a_keyboard_only_deposit(live_server, tmp_path):
         expect(page.locator(".notice.success")).to_contain_text("Draft saved.")
 
         # The file: the file input opens the chooser with the space bar.
-        tab_to(page, f"upload-{dep_url.rsplit('/', 1)[1]}")
+        upload = f"upload-{dep_url.rsplit('/', 1)[1]}"
+        tab_to(page, upload)
+        # A file chooser opens only for the page that has the browser's focus and a focused input.
+        page.bring_to_front()
+        expect(page.locator(f"#{upload}")).to_be_focused()
         with page.expect_file_chooser() as chooser:
             page.keyboard.press(" ")
         chooser.value.set_files(str(data))
