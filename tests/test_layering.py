@@ -184,6 +184,7 @@ def test_the_link_builder_is_a_leaf() -> None:
     assert [str(i) for i in imports_under(*SERIALIZERS_MAY_IMPORT) if within(i.target, *PACKAGES, "app")] == []
 
 
+@pytest.mark.slow
 def test_storage_imports_no_domain_module() -> None:
     allowed = ("repository.storage", *STORAGE_MAY_IMPORT)
     assert [str(i) for i in imports_under("repository.storage")

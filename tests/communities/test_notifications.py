@@ -61,6 +61,7 @@ def test_the_owner_is_mailed_once_of_a_new_request_and_can_act_on_it(app, client
     assert len(sent_mail(app, CURATOR)) == 1
 
 
+@pytest.mark.slow
 def test_the_depositor_is_mailed_the_acceptance_once(app, client, people):
     curator, author = people
     dep = published(client, author, communities=[{"identifier": "ecology"}])

@@ -134,6 +134,7 @@ def test_software_corpus_valid_and_invalid(client, auth, multipart, runner):
     assert syntax["status"] == "invalid" and syntax["errors"][0]["position"] == {"line": 2, "column": 12}
 
 
+@pytest.mark.slow
 def test_other_files_and_other_users_get_404(package_deposit, client, auth, make_token):
     dep, uploaded = package_deposit()
     csv_report = client.get(f"{API}/{dep['id']}/files/{uploaded['data.csv']['id']}/validation", headers=auth)

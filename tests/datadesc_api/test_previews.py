@@ -93,6 +93,7 @@ def test_deposit_preview_follows_the_descriptor(client, auth, bucket_put, runner
     assert body["columns"][1] == {"name": "year", "type": "integer"} and body["rows"][0]["year"] == 1990
 
 
+@pytest.mark.slow
 def test_concurrent_first_requests_build_one_database(package_deposit, app, client, auth):
     dep, uploaded = package_deposit()
     record = publish(client, auth, dep)

@@ -53,6 +53,7 @@ def test_guests_send_less_than_token_holders(bounded):
     assert small.status_code == 200 and small.json["status"] == "valid"
 
 
+@pytest.mark.slow
 def test_guest_json_body_is_bounded(bounded):
     client, auth = bounded(DATADESC_GUEST_MAX_BYTES=1_000)
     assert client.post(URL, json=CORPUS).status_code == 413

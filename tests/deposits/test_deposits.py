@@ -17,6 +17,7 @@ def stored_files(settings) -> list[Path]:  # type: ignore[no-untyped-def]
     return [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_create_empty_deposition(client, auth, settings):
     response = client.post(API, json={}, headers=auth)
     assert response.status_code == 201
@@ -243,6 +244,7 @@ def test_two_simultaneous_publishes_give_one_result(app, auth):
     assert sorted(statuses) == [202, 400]
 
 
+@pytest.mark.slow
 def test_two_simultaneous_newversions_give_one_draft(app, auth):
     client = https_client(app)
     dep = published(client, auth)

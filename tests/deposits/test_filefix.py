@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from helpers.factories import published, upload
 from helpers.xsd import schema
 from lxml import etree
@@ -87,6 +88,7 @@ def test_discard_puts_the_published_files_back(app, client, auth, clock):
     assert _unlock(client, auth, recid).status_code == 403  # the one unlock is used
 
 
+@pytest.mark.slow
 def test_refusals_change_nothing(app, client, auth, make_token, clock):
     dep = published(client, auth)
     recid = dep["id"]

@@ -23,6 +23,7 @@ from serializers import OAI_FORMATS
 DATACITE_NS = OAI_FORMATS["registry"].namespace
 
 
+@pytest.mark.slow
 def test_export_holds_what_the_api_answers_for_each_public_record(client, settings, corpus, tmp_path) -> None:
     out = str(tmp_path / "out")
     assert export(settings, out) == 0
@@ -50,6 +51,7 @@ def test_export_holds_what_the_api_answers_for_each_public_record(client, settin
         validate(resource, "datacite4")  # each against the official DataCite schema
 
 
+@pytest.mark.slow
 def test_manifest_counts_and_checksums_hold(settings, corpus, tmp_path) -> None:
     out = str(tmp_path / "out")
     assert export(settings, out) == 0
@@ -76,6 +78,7 @@ def test_an_export_of_an_empty_instance_is_empty_but_whole(settings, tmp_path) -
     assert jsonl(path) == [] and len(bundle(path)) == 0
 
 
+@pytest.mark.slow
 def test_a_failure_mid_export_leaves_no_listed_export_and_keeps_the_previous(app, settings, corpus,
                                                                                tmp_path) -> None:
     out = str(tmp_path / "out")

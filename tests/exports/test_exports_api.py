@@ -27,6 +27,7 @@ def test_an_instance_without_exports_lists_none(client) -> None:
     assert answer.status_code == 200 and answer.json["exports"] == []
 
 
+@pytest.mark.slow
 def test_the_list_links_every_file_and_the_manifest(client, listed) -> None:
     assert set(listed["files"]) == {folder.JSONL, folder.DATACITE}
     for name, about in listed["files"].items():
@@ -42,6 +43,7 @@ def test_the_list_links_every_file_and_the_manifest(client, listed) -> None:
     assert manifest.get_json(force=True)["files"][folder.JSONL]["sha256"] == listed["files"][folder.JSONL]["sha256"]
 
 
+@pytest.mark.slow
 def test_a_download_answers_ranges_and_conditional_requests(client, listed) -> None:
     about = listed["files"][folder.JSONL]
     path = about["links"]["self"].removeprefix(BASE)
@@ -58,6 +60,7 @@ def test_a_download_answers_ranges_and_conditional_requests(client, listed) -> N
     assert client.get(path, headers={"If-Match": '"sha256:other"'}).status_code == 412
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [
     "/api/exports/20260101T000000Z/records.jsonl.gz",  # no such export
     "/api/exports/{id}/other.txt",  # no such file

@@ -49,6 +49,7 @@ def count(app, table) -> int:  # type: ignore[no-untyped-def]
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
+@pytest.mark.slow
 def test_the_round_trip_gives_the_same_records(exported, target, capsys) -> None:
     lines = jsonl(exported)
     assert load(target, exported) == 0
@@ -85,6 +86,7 @@ def _no_doi_rows(app) -> bool:  # type: ignore[no-untyped-def]
     return not kinds & {"register_doi", "hide_doi"}
 
 
+@pytest.mark.slow
 def test_a_second_run_changes_nothing(exported, target, capsys) -> None:
     assert load(target, exported) == 0
     capsys.readouterr()
@@ -92,6 +94,7 @@ def test_a_second_run_changes_nothing(exported, target, capsys) -> None:
     assert f"loaded 0 records, {len(jsonl(exported))} already there, 0 failed" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_wrong_checksum_is_refused_and_nothing_loaded(exported, target, tmp_path, capsys) -> None:
     altered = str(tmp_path / "altered")
     shutil.copytree(exported, altered)
@@ -110,6 +113,7 @@ def test_a_wrong_checksum_is_refused_and_nothing_loaded(exported, target, tmp_pa
         app.extensions["repository"].db.engine.dispose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "no manifest", "not json"])
 def test_a_damaged_export_is_refused(exported, target, tmp_path, capsys, damage) -> None:
     broken = str(tmp_path / "broken")
@@ -126,6 +130,7 @@ def test_a_damaged_export_is_refused(exported, target, tmp_path, capsys, damage)
     assert "error:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_instance_holding_other_records_is_refused(exported, settings, capsys) -> None:
     # The source instance itself holds the taken-down record, which the export leaves out.
     assert load(settings, exported) == 2

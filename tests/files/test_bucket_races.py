@@ -248,6 +248,7 @@ def test_reindex_check_reports_a_deposit_whose_files_differ_from_its_record(app,
     assert "file check FAILED: 2 published deposit(s)" in out and "index check passed" in out
 
 
+@pytest.mark.slow
 def test_a_constraint_still_hit_answers_409_not_500(app, client):
     """The safety net under the locks: a unique or foreign-key violation that reaches the top of a request (here a
     real duplicate key in the database, from a route of this test) is a 409 error object, not a bare 500."""

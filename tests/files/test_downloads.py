@@ -55,6 +55,7 @@ def test_gz_files_are_served_as_stored(client, auth):
     assert response.data == b"\x1f\x8b\x08 not really gzip"
 
 
+@pytest.mark.slow
 def test_closed_and_restricted_files_only_for_the_owner(client, auth, make_token):
     other = {"Authorization": f"Bearer {make_token('other@example.org')}"}
     for access in ({"access_right": "closed"}, {"access_right": "restricted", "access_conditions": "Ask us."}):

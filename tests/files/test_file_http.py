@@ -44,6 +44,7 @@ def assert_error(response, status: int) -> None:  # type: ignore[no-untyped-def]
 # Keys ---------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_stored_name_is_the_last_path_segment(client, auth, bucket):
     response = client.put(f"{bucket}/dir/sub/file.txt", data=b"one", headers=auth)
     assert response.status_code == 200 and response.json["key"] == "file.txt"
@@ -200,6 +201,7 @@ def test_malformed_checksum_headers_are_400(module_client, module_auth, empty_bu
     assert keys(module_client, module_auth, empty_bucket) == [] and stored_files(module_settings) == []
 
 
+@pytest.mark.slow
 def test_large_upload_checked_with_sha256(client, auth, bucket):
     body = bytes(range(256)) * (8 * 1024 + 3)  # 2 MiB and a bit: several chunks
     header = {"Content-Digest": f"sha-256=:{b64(hashlib.sha256(body).digest())}:"}

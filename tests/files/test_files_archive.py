@@ -107,6 +107,7 @@ def test_restricted_files_only_for_the_owner(client, auth, make_token):
     assert {name: _zip(response).read(name) for name in FILES} == FILES
 
 
+@pytest.mark.slow
 def test_closed_and_embargoed_files_are_not_archived_for_guests(client, auth):
     closed = _record(client, auth, {"a.txt": b"closed"}, access_right="closed")
     later = (dt.date.today() + dt.timedelta(days=30)).isoformat()
@@ -228,6 +229,7 @@ def test_the_archive_is_in_the_openapi_description(client):
     assert "zip" in operation["description"] or "zip" in operation.get("summary", "")
 
 
+@pytest.mark.slow
 def test_the_record_links_its_archive_and_lists_sha256s(client, auth):
     record = _record(client, auth)
     assert record["links"]["archive"] == f"https://localhost/api/records/{record['id']}/files-archive"

@@ -186,6 +186,7 @@ def test_an_abort_during_a_part_leaves_nothing(app, auth, bucket, settings):
     assert contents(client, auth, bucket) == []
 
 
+@pytest.mark.slow
 def test_unfinished_uploads_expire_and_are_swept(make_settings, make_token):
     settings = make_settings(MULTIPART_EXPIRY_DAYS=0)
     app = create_app(settings)
@@ -286,6 +287,7 @@ def test_upload_of_another_bucket_file_or_user(client, auth, bucket, make_token)
     assert client.get(f"{bucket}/big.bin?uploadId={uid}").status_code == 401
 
 
+@pytest.mark.slow
 def test_part_checksums(client, auth, bucket):
     uid = start(client, auth, bucket).json["id"]
     wrong = send(client, auth, bucket, uid, 0, chunk(0), **{"Content-MD5": b64(hashlib.md5(b"other").digest())})

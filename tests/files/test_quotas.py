@@ -95,6 +95,7 @@ def test_replacing_a_file_counts_the_difference(client, auth, bucket):
     assert put(client, auth, bucket, "a.bin", 10).status_code == 200
 
 
+@pytest.mark.slow
 def test_a_multipart_upload_reserves_its_size_from_initiate(client, auth, bucket, settings):
     started = client.post(f"{bucket}/big.bin?uploads&size=600&partSize=300", headers=auth)
     assert started.status_code == 200, started.json

@@ -98,6 +98,7 @@ def test_a_jpeg_counts_the_pixels_of_its_reduced_scale_decoding(make_settings, m
     assert client.get(f"/api/records/{dep['id']}/thumb1200").status_code == 422  # full scale needed
 
 
+@pytest.mark.slow
 def test_thumbnails_made_at_once_are_bounded(make_settings, make_token, monkeypatch):
     settings = make_settings(THUMBNAIL_CONCURRENCY=1)
     client = https_client(create_app(settings))

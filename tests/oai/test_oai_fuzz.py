@@ -20,6 +20,7 @@ def recids(module_db, module_settings) -> list[int]:  # type: ignore[no-untyped-
     return insert_records(module_db, module_settings, 7, T0, per_second=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("until", ["9999-12-31", "9999-12-31T23:59:59Z", "9999-01-01", "2999-12-31T00:00:00Z"])
 def test_an_until_far_in_the_future_lists_everything(module_oai: Oai, recids, until):
     for verb in LISTS:

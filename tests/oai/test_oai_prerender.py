@@ -19,6 +19,7 @@ def stored_renditions(db) -> dict[tuple[int, str], bytes]:  # type: ignore[no-un
     return {(row.record_id, row.format): row.body for row in rows}
 
 
+@pytest.mark.slow
 def test_publishing_renders_the_prerender_formats_and_harvests_only_read_them(oai: Oai, client, auth, db):
     dep = published(client, auth, title="Prerendered")
     kept = stored_renditions(db)

@@ -94,6 +94,7 @@ def test_ask_accept_download_and_revoke_in_the_browser(app, client):
     assert "revoked" in reader.get(PAGE).get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_reject_with_a_message_and_nobody_else_decides(app, client):
     owner = browser(app, OWNER)
     recid, _ = restricted_record(app, client)

@@ -333,6 +333,7 @@ def test_deactivated_user_is_signed_out_and_tokens_refused(ada, app):
     assert again.status_code == 403 and "deactivated" in again.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_token_cannot_open_account_pages(app, make_token):
     token = make_token("robot@example.org")
     answer = https_client(app).get("/account/settings/", headers={"Authorization": f"Bearer {token}"})

@@ -93,6 +93,7 @@ def test_a_reload_after_creating_creates_nothing_and_shows_nothing_again(user_cl
     assert [t["name"] for t in user_client.get("/api/tokens/").json] == ["once"]
 
 
+@pytest.mark.slow
 def test_a_sealed_secret_is_shown_only_for_a_live_token_of_the_user(user_client):
     assert post_form(user_client, AREA, {"name": "soon gone", "scopes": []}).status_code == 303
     [token_id] = [t["id"] for t in user_client.get("/api/tokens/").json]

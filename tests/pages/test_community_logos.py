@@ -101,6 +101,7 @@ def test_bad_files_are_refused_beside_the_field(client, owner, content, message)
     assert client.get("/communities/reefs/logo").data == before  # nothing changed
 
 
+@pytest.mark.slow
 def test_other_formats_and_too_many_pixels():
     assert logos.thumbnail(_image("GIF"))[:8] == b"\x89PNG\r\n\x1a\n"
     assert logos.thumbnail(_image("WEBP"))[:8] == b"\x89PNG\r\n\x1a\n"

@@ -50,6 +50,7 @@ def _post(client, path: str, page: str, **fields: str):  # type: ignore[no-untyp
     return client.post(path, data={"csrf_token": token, **fields}, headers=referer(page))
 
 
+@pytest.mark.slow
 def test_delete_after_confirming(owner, version, client):
     page = owner.get(f"/deposit/{version}")
     assert "Delete this version…" in page.get_data(as_text=True)

@@ -219,6 +219,7 @@ def test_names_that_need_escaping_work_through_every_form(owner):
     assert api_names(owner, dep["id"]) == []
 
 
+@pytest.mark.slow
 def test_a_form_upload_streams_the_file(owner, tmp_path):
     """The file goes to the store in chunks: the memory this process allocates while a 16 MB file is uploaded
     stays a small fraction of the file."""

@@ -53,6 +53,7 @@ def link(page: str, pattern: str) -> str:
     raise AssertionError(f"no link matching {pattern!r}")
 
 
+@pytest.mark.slow
 def test_front_page_shows_search_recent_records_communities_and_counts(module_client, corpus):
     page = text(module_client.get("/"))
     assert 'action="/search"' in page and 'name="q"' in page

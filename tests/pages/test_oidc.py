@@ -224,6 +224,7 @@ def test_no_new_account_when_sign_up_is_closed(make_settings: Any, provider: Sta
         assert signed_in_email(browser) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("misbehave", "status", "says"), [
     ("access_denied", 400, "cancelled"),
     ("wrong_nonce", 502, "could not be verified"),

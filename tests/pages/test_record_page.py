@@ -151,6 +151,7 @@ def test_unknown_and_taken_down_records_are_pages(client, auth, app):
     assert client.get("/records/2147483648").status_code == 404  # past a database integer: not a 500
 
 
+@pytest.mark.slow
 def test_etag_and_caching(client, auth):
     dep = published(client, auth)
     first = client.get(f"/records/{dep['id']}")

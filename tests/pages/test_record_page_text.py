@@ -60,6 +60,7 @@ def test_relations_in_words_and_dois_with_break_opportunities(client, auth):
     assert f"{prefix.replace('.', '<wbr>.')}/<wbr>{suffix.replace('.', '<wbr>.')}" in html
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "extension"), [
     ("bibtex", "bib"), ("marcxml", "xml"), ("datacite", "xml"), ("dc", "xml"), ("json", "json"), ("csl", "json"),
     ("citation", "txt"),

@@ -91,6 +91,7 @@ def test_previews_of_text_markdown_json_and_archives(client, auth, app):
     assert "escape.txt" not in written and "main.py" not in written and "readings.csv" not in written
 
 
+@pytest.mark.slow
 def test_tables_separated_by_tabs_and_tables_that_are_not_text(client, auth):
     tsv = b"site\tdepth\n" + b"".join(b"S%d\t%d\n" % (i, i) for i in range(60))
     recid = _with_files(client, auth, {"depths.tsv": tsv, "image.csv": b"\x89PNG\r\n\x1a\n\x00\x00binary",

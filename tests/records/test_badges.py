@@ -42,6 +42,7 @@ def test_record_and_concept_badges(client, auth):
         assert client.get(f"/badge/doi/{doi.upper()}.svg").headers["ETag"] == etag
 
 
+@pytest.mark.slow
 def test_an_external_doi_with_markup_is_escaped(client, auth):
     doi = '10.1234/a<b>&"c\'d'
     dep = published(client, auth, doi=doi)

@@ -160,6 +160,7 @@ def test_a_copy_of_another_change_or_form_is_not_served(app, client, auth):
     assert client.get(f"/api/records/{dep['id']}").json["metadata"]["title"] == "Marked copy"
 
 
+@pytest.mark.slow
 def test_a_read_after_a_take_down_is_gone(app, client, auth, settings):
     dep = published(client, auth, title="Read, then taken down")
     assert client.get(f"/api/records/{dep['id']}").status_code == 200  # now in the per-process cache too

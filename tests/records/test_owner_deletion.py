@@ -5,6 +5,7 @@ only a deletion request, listed for the administrators. The window is moved by t
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import edit, new_version, published
 from sqlalchemy import select
 
@@ -53,6 +54,7 @@ def test_owner_deletes_within_the_window(app, client, auth, clock):
     assert len(_outbox(app, "hide_doi", recid)) == 1
 
 
+@pytest.mark.slow
 def test_takedown_by_the_administrators_keeps_its_plain_410(app, client, auth, settings):
     from scripts import takedown
 

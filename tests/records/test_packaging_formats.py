@@ -122,6 +122,7 @@ def test_a_format_refuses_a_record_it_does_not_describe(client, auth, fmt, uploa
     assert f"?format={fmt}\"" not in page  # nor offered on the record's page
 
 
+@pytest.mark.slow
 def test_codemeta_and_cff_of_a_software_record(client, auth):
     record = _record(client, auth, {"tool-1.0.zip": b"PK"}, upload_type="software", version="1.0.0")
     codemeta = client.get(f"/api/records/{record['id']}?format=codemeta")

@@ -75,6 +75,7 @@ def test_record_legacy_json(client, auth):
     assert legacy["files"][0]["checksum"] == dep["files"][0]["checksum"]
 
 
+@pytest.mark.slow
 def test_concept_id_redirects_and_unknown_is_404(client, auth):
     dep = published(client, auth)
     moved = client.get(f"/api/records/{dep['conceptrecid']}")

@@ -22,6 +22,7 @@ def deposition_of(client, auth, release: dict) -> dict:  # type: ignore[no-untyp
     return client.get(f"{DEPOSITS}/{release['record_id']}", headers=auth).json
 
 
+@pytest.mark.slow
 def test_enabling_returns_the_webhook_url_and_a_secret_shown_once(client, auth, settings):
     repo = enable(client, auth)
     assert repo["webhook"]["url"] == f"{settings.BASE_URL}/api/releases/hooks/{repo['id']}"

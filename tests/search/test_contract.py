@@ -214,6 +214,7 @@ def test_query_filters_change_aggregations(loaded):
     assert buckets(result.aggregations["communities"]) == terms([c["id"] for r in chosen for c in meta(r)["communities"]])
 
 
+@pytest.mark.slow
 def test_publication_date_filter_and_yearly_facet(loaded):
     result = run(loaded, publication_date="2017--2019", facets="publication_date", size=100)
     chosen = count(lambda r: "2017" <= meta(r)["publication_date"][:4] <= "2019")

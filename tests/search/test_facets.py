@@ -151,6 +151,7 @@ def test_a_candidate_the_query_parser_refuses_costs_a_pass_not_the_answer(tmp_pa
     assert run(backend, facets=FACETS).aggregations == expected(live)
 
 
+@pytest.mark.slow
 def test_candidates_alone_answer_exactly_on_a_many_segment_index(tmp_path, monkeypatch):
     """The keywords counted from their candidates and the sum of each document's distinct keywords, in one pass."""
     monkeypatch.setattr(facets, "MANY", 0)

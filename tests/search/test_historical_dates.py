@@ -46,6 +46,7 @@ def test_every_record_is_found_in_the_order_of_its_date(module_client, dated):
         assert [hit["id"] for hit in found] == [recid]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "expected"), [
     ("publication_date=1400--1600", ["1500-01-01"]),
     ("publication_date=--1677-09-21", ["1500-01-01", "1677-09-21"]),

@@ -111,6 +111,7 @@ def test_first_use_installs_the_template_and_an_aliased_index(listener, backend)
     assert listener.problems == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("q", "extra"), [(q, extra) for q, extra, _ in QUERY_FORMS], ids=[f[0] for f in QUERY_FORMS])
 def test_every_query_form_of_the_contract_suite(reader, q, extra):
     listener, backend = reader

@@ -89,6 +89,7 @@ def test_golden_datasets_load_in_mlcroissant(records, ctx, name):
     assert croissant_warnings(croissant.croissant(records[name], ctx)) == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(DATASETS)))
 def test_generated_datasets_load_in_mlcroissant(ctx, index):
     warnings = croissant_warnings(croissant.croissant(DATASETS[index][0], ctx))

@@ -49,6 +49,7 @@ def test_operators_and_phrases(client):
     assert ids("cc-by*") == ids("cc-by")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/api/licenses/", "/api/funders/", "/api/grants/", "/api/communities/"])
 @pytest.mark.parametrize("words", [33, 1000])
 def test_too_many_words_is_a_400_on_every_vocabulary(client, path, words):

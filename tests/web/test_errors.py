@@ -21,6 +21,7 @@ def test_wrong_method_is_405_error_object(client):
     assert response.json == {"message": response.json["message"], "status": 405}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "path", "allowed"), [
     ("DELETE", "/api/deposit/depositions", {"GET", "POST"}),
     ("PATCH", "/api/deposit/depositions/1/files", {"GET", "POST", "PUT"}),

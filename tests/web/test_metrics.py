@@ -39,6 +39,7 @@ def test_metrics_are_off_without_a_token(client):
     assert client.get("/metrics", headers=SCRAPE).status_code == 404
 
 
+@pytest.mark.slow
 def test_the_token_protects_them(make_settings):
     client = https_client(create_app(make_settings(METRICS_TOKEN=TOKEN)))
     missing = client.get("/metrics")

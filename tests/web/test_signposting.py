@@ -175,6 +175,7 @@ def test_restricted_files_are_no_items_to_those_who_cannot_read_them(client, aut
     assert "rel=\"collection\"" in download(client, local(items[0]["href"]), headers=auth).headers["Link"]
 
 
+@pytest.mark.slow
 def test_a_draft_file_has_no_signposting(client, auth):
     dep = make_deposit(client, auth)
     upload(client, auth, dep, name="draft.csv")

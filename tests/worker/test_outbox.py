@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from helpers.factories import make_deposit, publish, published, upload
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
@@ -92,6 +93,7 @@ def test_a_failing_apply_does_not_fail_the_committed_request(app, client, auth, 
     assert _search_ids(client) == [dep["id"]]
 
 
+@pytest.mark.slow
 def test_a_crash_between_commit_and_apply_loses_nothing(app, client, auth):
     services = app.extensions["repository"]
     apply = services.db.hooks.pop(outbox.APPLY)  # the process dies right after the commit
