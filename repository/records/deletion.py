@@ -55,7 +55,7 @@ def parse_reason(body: Any) -> tuple[str, str]:
                               errors=[field_error("reason", "Missing data for required field.")])
     reason, note = body.get("reason"), body.get("note", "")
     errors = []
-    if reason not in DELETION_REASONS:
+    if not isinstance(reason, str) or reason not in DELETION_REASONS:  # a list or an object is no key either
         errors.append(field_error("reason", "Must be one of: " + ", ".join(DELETION_REASONS) + "."))
     if not isinstance(note, str) or len(note) > NOTE_MAX:
         errors.append(field_error("note", f"Must be text of at most {NOTE_MAX} characters."))

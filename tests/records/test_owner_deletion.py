@@ -73,11 +73,17 @@ def test_bad_input_changes_nothing(app, client, auth, make_token, clock):
         ({"reason": "other", "note": "   "}, 400, "note"),
         ({"reason": "mistake", "note": 5}, 400, "note"),
         ({"reason": "mistake", "note": "x" * 2001}, 400, "note"),
+        # Reasons of the wrong JSON type: no key of the list (a list cannot even be looked up in it).
+        ({"reason": ["other"]}, 400, "reason"),
+        ({"reason": {"id": "other"}}, 400, "reason"),
+        ({"reason": None}, 400, "reason"),
     ]
     for body, status, field in cases:
         answer = _delete(client, auth, recid, **body)
         assert answer.status_code == status, (body, answer.json)
         assert [e["field"] for e in answer.json["errors"]] == [field], body
+        asked = client.post(f"{API}/{recid}/actions/requestdeletion", headers=auth, json=body)
+        assert asked.status_code == status and [e["field"] for e in asked.json["errors"]] == [field], body
     assert client.post(f"{API}/{recid}/actions/delete", headers=auth, data="reason=mistake",
                        content_type="application/x-www-form-urlencoded").status_code == 415
     other = {"Authorization": "Bearer " + make_token("other@example.org")}
