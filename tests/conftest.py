@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -157,6 +158,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 
 _CHECKS_BEFORE = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test that started a background worker thread (BACKGROUND_WORKER=True) stops it before it ends: one left
+    running applies its passes to the database the next tests of this process use (their mail sent, their usage
+    aggregated under them)."""
+    result = yield
+    left = [thread for thread in threading.enumerate()
+            if thread.name == "outbox-worker" and thread.is_alive() and thread.ident not in _REPORTED_THREADS]
+    if left:
+        _REPORTED_THREADS.update(thread.ident for thread in left)  # the test that left it fails, not those after
+        raise AssertionError(f"{item.nodeid} left {len(left)} background worker thread(s) running")
+    return result
+
+
+_REPORTED_THREADS: set[int | None] = set()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -26,6 +26,7 @@ from repository.timeutil import utcnow
 from repository.worker import failing
 
 log = logging.getLogger("repository.worker.indexer")
+STOP_TIMEOUT = 120.0  # seconds stop() waits for a pass in progress (a sweep or a reindex batch on a loaded machine)
 
 
 class Indexer:
@@ -184,6 +185,8 @@ class Indexer:
         _survive(self.lift_embargoes)
         done = _survive(lambda: self.process_pending(grace=grace))
         for work in self.on_pass:
+            if self._stop.is_set():  # stopping: the rest waits for the next worker (stop() waits for this pass)
+                break
             _survive(work)
         return done if isinstance(done, int) else 0
 
@@ -200,9 +203,13 @@ class Indexer:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the worker thread and wait for its pass to end: a pass left running after its caller has moved on
+        would act on a database the caller no longer owns (a test's, emptied for the next test)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=STOP_TIMEOUT)
+            if self._thread.is_alive():
+                log.error("the background worker's pass did not end within %s s of stop()", STOP_TIMEOUT)
             self._thread = None
         self.registrations.wait_idle(timeout=5)
 
