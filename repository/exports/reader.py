@@ -4,7 +4,7 @@ current, builds the others as a record read does, and puts in the counts as of n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -20,8 +20,10 @@ from repository.search.backend import IndexBuilder
 from repository.storage import Database, packing
 from repository.storage.tables.derived import built_records
 from repository.storage.tables.records import records
+from repository.storage.tables.usage import usage_totals
 
 BATCH = 2000
+COUNTS_AT = 7  # where the version's totals start in a scanned row (then the concept's)
 
 
 @dataclass
@@ -39,9 +41,16 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
     r, copy = records.c, built_records.c
     current = and_(copy.record_id == r.id, copy.revision == r.revision, copy.updated == r.updated,
                    copy.engine.in_(readable_forms(settings, search)))
+    # The counts come joined to the scan (the version's and its concept's totals): a separate query by id list
+    # cost more in compiling its 4,000 parameters than in running it.
+    version, concept = usage_totals.alias("version_totals"), usage_totals.alias("concept_totals")
     query = (select(r.id, r.conceptrecid, r.revision, r.updated, r.access_right, r.embargo_until,
-                    type_coerce(copy.record, LargeBinary).label("copy"))
-             .select_from(records.outerjoin(built_records, current))
+                    type_coerce(copy.record, LargeBinary).label("copy"),
+                    *(version.c[name].label(f"version_{name}") for name in stats.COUNTS),
+                    *(concept.c[name].label(f"concept_{name}") for name in stats.COUNTS))
+             .select_from(records.outerjoin(built_records, current)
+                          .outerjoin(version, version.c.id == r.id)
+                          .outerjoin(concept, concept.c.id == r.conceptrecid))
              .where(r.deleted.is_(None)).order_by(r.id).limit(batch))
     dialect = db.engine.dialect
     last = 0
@@ -64,12 +73,17 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
                 built = [x for x in get_record_rows(conn, stale) if x["deleted"] is None]
                 for record in build_records(conn, settings, DatabaseLookups(conn), built):
                     out[record["id"]] = record
-            counts = stats.totals(conn, {row.id for row in rows} | {row.conceptrecid for row in rows})
+        width = len(stats.COUNTS)
         for row in rows:
             if row.id in out:
-                out[row.id]["stats"] = stats.record_stats(counts.get(row.conceptrecid, stats.NO_COUNTS),
-                                                          counts.get(row.id, stats.NO_COUNTS))
+                out[row.id]["stats"] = stats.record_stats(_counts(row[COUNTS_AT + width:COUNTS_AT + 2 * width]),
+                                                          _counts(row[COUNTS_AT:COUNTS_AT + width]))
         kept = [row for row in rows if row.id in out]
         yield Batch([out[row.id] for row in kept],
                     [{"id": row.id, "revision": row.revision, "updated": row.updated, "deleted": None} for row in kept])
         last = rows[-1].id
+
+
+def _counts(values: Sequence[int | None]) -> tuple[int, ...]:
+    """Joined totals (in stats.COUNTS order); none yet where the join found no row."""
+    return stats.NO_COUNTS if values[0] is None else tuple(int(n) for n in values)  # type: ignore[arg-type]

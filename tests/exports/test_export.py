@@ -21,10 +21,17 @@ from repository.search.open import open_from_settings
 from serializers import OAI_FORMATS
 
 DATACITE_NS = OAI_FORMATS["registry"].namespace
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 
 @pytest.mark.slow
-def test_export_holds_what_the_api_answers_for_each_public_record(client, settings, corpus, tmp_path) -> None:
+def test_export_holds_what_the_api_answers_for_each_public_record(app, client, settings, corpus, tmp_path) -> None:
+    # Counted reads, so that a version's totals differ from its concept's (both are in each record's `stats`).
+    services = app.extensions["repository"]
+    services.clock = lambda: dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)  # sessions long closed
+    for recid in (corpus["open"], corpus["second"]):
+        assert client.get(f"/api/records/{recid}", headers={"User-Agent": BROWSER}).status_code == 200
+    services.indexer.run_pass()
     out = str(tmp_path / "out")
     assert export(settings, out) == 0
     path = latest(out)
@@ -37,6 +44,8 @@ def test_export_holds_what_the_api_answers_for_each_public_record(client, settin
         assert answer.status_code == 200
         assert line == answer.json
     by_id = {line["id"]: line for line in lines}
+    counted = by_id[corpus["second"]]["stats"]
+    assert counted["views"] > counted["version_views"] > 0
     # Files and their links only where anyone may download them.
     for hidden in ("restricted", "closed", "embargoed"):
         assert "files" not in by_id[corpus[hidden]] and "bucket" not in by_id[corpus[hidden]]["links"]
