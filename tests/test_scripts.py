@@ -8,7 +8,9 @@ from scripts import create_token, tokens
 
 
 def test_create_token_creates_database_user_and_token(tmp_path, capsys, database_url):
-    settings = Settings.build(INSTANCE_PATH=str(tmp_path / "fresh"), DATABASE_URL=database_url, BASE_URL="https://localhost")
+    # No worker thread: this app is never shut down, and the database is the one the next tests of this process use.
+    settings = Settings.build(INSTANCE_PATH=str(tmp_path / "fresh"), DATABASE_URL=database_url, BASE_URL="https://localhost",
+                              BACKGROUND_WORKER=False)
     assert create_token.main(["--email", "Ada@Example.org", "--scopes", "deposit:write"], settings) == 0
     out = capsys.readouterr().out
     token = out.strip()
