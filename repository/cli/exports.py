@@ -43,7 +43,7 @@ def export(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-@source("dump", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
+@source("dump", summary="a full public export, into an empty instance", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("file", type=Path, metavar="FILE", help="the export: its folder or its manifest.json"),
     arg("--owner", required=True, help="e-mail address of the user who will own the records (created if new)"),
     arg("--quiet", action="store_true", help="no progress bar"),

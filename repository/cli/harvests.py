@@ -24,7 +24,7 @@ def _index(ctx: Context) -> None:
         pass
 
 
-@source("oai", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
+@source("oai", summary="an OAI-PMH repository, as metadata-only records", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("url", metavar="OAI_URL", help="the repository's OAI-PMH base URL"),
     arg("--prefix", required=True, choices=["oai_datacite", "datacite", "oai_dc"], help="the metadata format to harvest"),
     arg("--set", dest="set_spec", help="harvest only this set"),
@@ -64,7 +64,7 @@ def import_oai(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if report.failed or report.stopped else 0
 
 
-@source("csv", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
+@source("csv", summary="a spreadsheet of records, with their files", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("file", type=Path, metavar="FILE", help="the spreadsheet, as CSV (UTF-8); with --template, where to write one"),
     arg("--template", action="store_true", help="write the template (the columns and an example row) to FILE"),
     arg("--owner", help="e-mail address of the owner of the rows without an owner column"),

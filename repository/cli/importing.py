@@ -36,12 +36,15 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = f"sources:\n{_listing()}\n\n`repository-admin import SOURCE --help` describes one."
 
 
-@command("import", needs="nothing", passes_unknown=True, configure=_configure, arguments=[
-    arg("source", metavar="SOURCE", help="where the records come from: one of the sources below"),
+@command("import", needs="nothing", configure=_configure, arguments=[
+    arg("source", metavar="SOURCE", nargs="?", help="where the records come from: one of the sources below"),
+    arg("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS),  # the source's own, `--help` included
 ])
 def import_(args: argparse.Namespace, ctx: Context) -> int:
     """Bring records in from elsewhere: a full public export, an OAI-PMH repository or a spreadsheet."""
+    if args.source is None:
+        ctx.parser.error("the following arguments are required: SOURCE")
     chosen = SOURCES.get(args.source)
     if chosen is None:
         ctx.parser.error(f"argument SOURCE: invalid choice: {args.source!r} (choose from {', '.join(sorted(SOURCES))})")
-    return invoke(chosen, ctx.unknown, ctx.given, prog=f"{ctx.parser.prog} {args.source}")
+    return invoke(chosen, args.args, ctx.given, prog=f"{ctx.parser.prog} {args.source}")
