@@ -5,6 +5,7 @@ or where files were uploaded, and the record is read, searched and harvested lik
 from __future__ import annotations
 
 import pytest
+from helpers.exports import export, jsonl, latest
 from helpers.factories import make_deposit, upload
 from lxml import etree
 
@@ -32,7 +33,8 @@ class TestWhereAllowed:
     def settings(self, make_settings) -> Settings:  # type: ignore[no-untyped-def]
         return make_settings(METADATA_ONLY_DEPOSITS="true")
 
-    def test_published_without_files_and_read_searched_harvested_like_others(self, client, auth) -> None:
+    def test_published_without_files_and_read_searched_harvested_exported_like_others(self, client, auth, settings,
+                                                                                      tmp_path) -> None:
         dep = make_deposit(client, auth, title="A thesis held elsewhere", files={"enabled": False},
                            related_identifiers=[LINK])
         answer = publish(client, auth, dep)
@@ -47,6 +49,9 @@ class TestWhereAllowed:
         assert page.status_code == 200
         titles = etree.fromstring(page.data).findall(".//{http://purl.org/dc/elements/1.1/}title")
         assert [t.text for t in titles] == ["A thesis held elsewhere"]
+        assert export(settings, str(tmp_path / "out")) == 0
+        [line] = jsonl(latest(str(tmp_path / "out")))
+        assert line["id"] == dep["id"] and line["metadata"]["files"] == {"enabled": False} and line["files"] == []
 
 
     def test_a_metadata_only_draft_with_files_is_refused(self, client, auth) -> None:
