@@ -273,6 +273,11 @@ class Settings:
         86400, "Seconds between two full public exports written by the background worker (thread or "
         "scripts/worker.py); 0: none (the export command still writes them).", _positive_int,
     )
+    METADATA_ONLY_DEPOSITS: bool = setting(
+        False, "Whether users may publish metadata-only records (`metadata.files.enabled: false`, no files, a link "
+        "to where the work is held) through the deposit API and form; imports create them whatever this says.",
+        _bool,
+    )
     EXPORT_KEEP: int = setting(
         3, "How many full public exports are kept; each new one removes the oldest beyond this number.",
         _count,

@@ -28,6 +28,8 @@ from repository.cli import (  # noqa: F401  (each registers its commands)
     database,
     exports,
     fixity,
+    harvests,
+    importing,
     index,
     records,
     serving,

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from repository.cli.importing import source
 from repository.cli.preamble import CommandError, Context, arg, command
 
 
@@ -42,13 +43,12 @@ def export(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-@command("import", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
-    arg("source", choices=["dump"], help="what to import from: a full public export (dump)"),
+@source("dump", summary="a full public export, into an empty instance", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
     arg("file", type=Path, metavar="FILE", help="the export: its folder or its manifest.json"),
     arg("--owner", required=True, help="e-mail address of the user who will own the records (created if new)"),
     arg("--quiet", action="store_true", help="no progress bar"),
 ])
-def import_(args: argparse.Namespace, ctx: Context) -> int:
+def import_dump(args: argparse.Namespace, ctx: Context) -> int:
     """Load a full public export into an empty instance: the same records (ids, versions, concept ids, DOIs and
     metadata; the DOIs are never registered again), searchable at the end. The export's SHA-256 is checked first;
     a wrong one is refused. Rerun after an interruption, it loads only what is missing. Exit code: 0 loaded, 1

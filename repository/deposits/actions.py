@@ -38,6 +38,8 @@ class Context:
     lookups: MetadataLookups
     # Releases the files a version fixed in place no longer names (docs/researchers/corrections.md#fixing-files).
     store: FileStore | None = None
+    # Imports publish metadata-only records whatever METADATA_ONLY_DEPOSITS says (docs/operators/migration.md).
+    metadata_only: bool = False
 
 
 def get_deposit(conn: Connection, dep_id: int, owner_id: int, lock: bool = False) -> dict:
@@ -181,6 +183,21 @@ def _file_errors(conn: Connection, dep: dict, objs: list[buckets.ObjectRow]) -> 
     return []
 
 
+def files_enabled(metadata: dict) -> bool:
+    """False for a metadata-only record (docs/researchers/depositing.md#metadata-only-records)."""
+    files = metadata.get("files")
+    return not isinstance(files, dict) or files.get("enabled") is not False
+
+
+def _metadata_only_errors(ctx: Context, objs: list[buckets.ObjectRow]) -> list[dict]:
+    """A metadata-only draft: allowed by the setting, and without files."""
+    if not ctx.settings.METADATA_ONLY_DEPOSITS and not ctx.metadata_only:
+        return [field_error("metadata.files", "Metadata-only records are not enabled on this service.")]
+    if objs:
+        return [field_error("files", "A metadata-only record has no files: remove them, or enable files.")]
+    return []
+
+
 def _publish_checks(conn: Connection, ctx: Context, dep: dict, objs: list[buckets.ObjectRow]) -> tuple[dict, list[dict]]:
     """The metadata as published and what refuses the publish (the metadata's errors, then the files')."""
     dep["version_draft"] = is_version_draft(conn, dep)
@@ -190,7 +207,9 @@ def _publish_checks(conn: Connection, ctx: Context, dep: dict, objs: list[bucket
     except ValidationError as exc:
         errors.extend(exc.errors)
         metadata = {}
-    if dep["status"] == "draft":
+    if dep["status"] == "draft" and not files_enabled(metadata or dep["metadata"] or {}):
+        errors.extend(_metadata_only_errors(ctx, objs))
+    elif dep["status"] == "draft":
         errors.extend(_file_errors(conn, dep, objs))
         errors.extend(multipart.publish_errors(conn, dep["bucket_id"]))
         errors.extend(checks.publish_errors(conn, ctx.settings, dep["bucket_id"], objs))

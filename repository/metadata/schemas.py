@@ -205,6 +205,14 @@ def _items(schema: type[Schema], **kwargs: Any) -> fields.List:
     return fields.List(fields.Nested(schema), **kwargs)
 
 
+class FilesSchema(StrictSchema):
+    """Whether the record has files: `{"enabled": false}` makes a metadata-only record, which links to where the
+    work is held instead (docs/researchers/depositing.md#metadata-only-records)."""
+
+    enabled = fields.Boolean(required=True, error_messages={"required": "Missing data for required field.",
+                                                            "invalid": "Not a valid boolean."})
+
+
 class DepositMetadataSchema(StrictSchema):
     """Every key of the specification's deposition metadata, each checked on its own."""
 
@@ -255,6 +263,7 @@ class DepositMetadataSchema(StrictSchema):
     # Not in the specification's table: the reference system's custom metadata (Darwin Core, OBO relations),
     # which the records search's `custom` filter finds.
     custom = Custom()
+    files = fields.Nested(FilesSchema)
 
 
 # The keys of deposit metadata, in the specification's order.

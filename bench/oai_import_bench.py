@@ -1,0 +1,147 @@
+#!/usr/bin/env python
+"""`repository-admin import oai` against the plain harvest loop of the same answers, in one run and one process:
+records/s of each and their ratio (docs/operators/migration.md#importing-from-oai-pmh).
+
+    python bench/oai_import_bench.py [--records 5000] [--rounds 2]
+
+The answers are Zenodo's recorded DataCite page (tests/imports/fixtures/zenodo_datacite_page1.xml) repeated under
+new identifiers and DOIs into pages of 50, chained by resumption tokens and served from a local HTTP server. The
+plain loop fetches and parses every page and walks its records (what a harvest costs without importing); the
+import does the same, maps each record and publishes it as a metadata-only record in a new embedded instance
+(SQLite, tantivy). No figure is asserted; the issue's target is 500 records/s."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's root
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "tests", "imports", "fixtures", "zenodo_datacite_page1.xml")
+OAI = "{http://www.openarchives.org/OAI/2.0/}"
+KERNEL = "{http://datacite.org/schema/kernel-4}"
+
+
+def make_pages(total: int, tag: str) -> dict[str, bytes]:
+    """Pages of 50 records by token (`first` for the first), every record with an identifier and DOI of its own."""
+    from lxml import etree
+
+    template = etree.parse(FIXTURE).getroot()
+    listing = template.find(f"{OAI}ListRecords")
+    originals = listing.findall(f"{OAI}record")
+    for child in list(listing):
+        listing.remove(child)
+    pages: dict[str, bytes] = {}
+    count = (total + len(originals) - 1) // len(originals)
+    for number in range(count):
+        root = copy.deepcopy(template)
+        page = root.find(f"{OAI}ListRecords")
+        for index, original in enumerate(originals):
+            if number * len(originals) + index >= total:
+                break
+            record = copy.deepcopy(original)
+            record.find(f"{OAI}header/{OAI}identifier").text = f"oai:bench:{tag}:{number}:{index}"
+            doi = record.find(f".//{KERNEL}identifier")
+            if doi is not None:
+                doi.text = f"10.80002/bench.{tag}.{number}.{index}"
+            page.append(record)
+        if number + 1 < count:
+            etree.SubElement(page, f"{OAI}resumptionToken").text = f"page-{number + 1}"
+        pages["first" if number == 0 else f"page-{number}"] = etree.tostring(root, xml_declaration=True,
+                                                                             encoding="UTF-8")
+    return pages
+
+
+def serve(pages: dict[str, bytes]) -> tuple[ThreadingHTTPServer, str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            query = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            body = pages.get(query.get("resumptionToken", "first"), b"")
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/oai"
+
+
+def plain_loop(url: str) -> int:
+    """Every page fetched and parsed, every record's header and metadata looked at; returns how many records."""
+    from repository.imports.harvest import Fetcher, pages
+
+    count = 0
+    for page in pages(Fetcher(url, backoff=0), "datacite"):
+        count += sum(1 for record in page.records if record.metadata is not None)
+    return count
+
+
+def import_round(url: str, tag: str) -> dict:
+    from repository.accounts.tokens import create_user
+    from repository.config import Settings
+    from repository.imports.harvest import Fetcher
+    from repository.imports.oai import Source, import_oai
+    from repository.services import build_services
+
+    instance = tempfile.mkdtemp(prefix="oai-import-bench-")
+    settings = Settings.build(INSTANCE_PATH=instance, BASE_URL="https://127.0.0.1:5000", BACKGROUND_WORKER=False,
+                              SECRET_KEY="bench-secret", DOI_PREFIX="10.80001")
+    services = build_services(settings)
+    try:
+        with services.db.write() as conn:
+            owner = create_user(conn, "bench@example.org")
+        started = time.perf_counter()
+        report = import_oai(services.db, settings, owner, Source(url, "datacite"), Fetcher(url, backoff=0))
+        while services.indexer.apply_index_rows():
+            pass
+        seconds = time.perf_counter() - started
+        done = len(report.imported) + len(report.failed) + len(report.skipped)
+        return {"records": done, "imported": len(report.imported), "failed": len(report.failed),
+                "seconds": round(seconds, 2), "rate": round(done / seconds)}
+    finally:
+        services.db.dispose()
+        shutil.rmtree(instance, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    result: dict = {"target_rate": 500, "rounds": []}
+    for number in range(args.rounds):  # alternated, so that drift hits both
+        server, url = serve(make_pages(args.records, f"r{number}"))
+        try:
+            started = time.perf_counter()
+            plain = plain_loop(url)
+            plain_seconds = time.perf_counter() - started
+            imported = import_round(url, f"r{number}")
+        finally:
+            server.shutdown()
+            server.server_close()
+        result["rounds"].append({"plain_records": plain, "plain_seconds": round(plain_seconds, 2),
+                                 "plain_rate": round(plain / plain_seconds), **{f"import_{k}": v
+                                                                               for k, v in imported.items()},
+                                 "ratio": round(imported["rate"] / (plain / plain_seconds), 3)})
+    best = max(result["rounds"], key=lambda r: r["import_rate"])
+    result["verdict"] = "meets" if best["import_rate"] >= 500 else "below"
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

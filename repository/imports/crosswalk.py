@@ -1,0 +1,306 @@
+"""Dublin Core (oai_dc) and DataCite (oai_datacite, kernel 4) -> deposit metadata, with what could not be mapped
+(docs/operators/migration.md#what-is-mapped).
+
+The result is the metadata of a metadata-only record (`files: {enabled: false}`): it links to where the work is
+held (`isIdenticalTo` the source's landing page) and keeps the source's DOI as the record's own. Every element
+that has no place in the deposit metadata, or whose value the mapping cannot read, is named in `unmapped`, so an
+operator sees what an import leaves behind."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pycountry
+from lxml import etree
+
+from repository.vocabularies.identifiers import normalize_doi
+from repository.vocabularies.languages import normalize_language
+from repository.vocabularies.terms import CONTRIBUTOR_TYPES, RELATION_TYPES
+
+DC = "http://purl.org/dc/elements/1.1/"
+DATACITE_NAMESPACES = ("http://datacite.org/schema/kernel-4", "http://datacite.org/schema/kernel-3")
+
+# Resource types of both vocabularies (DataCite's resourceTypeGeneral, DC's DCMI and eu-repo types, and the words
+# DSpace and EPrints write) -> (upload_type, publication_type).
+_TYPES: dict[str, tuple[str, str | None]] = {
+    "dataset": ("dataset", None), "software": ("software", None), "image": ("image", None),
+    "stillimage": ("image", None), "audiovisual": ("video", None), "movingimage": ("video", None),
+    "video": ("video", None), "sound": ("video", None), "poster": ("poster", None),
+    "presentation": ("presentation", None), "lesson": ("lesson", None), "interactiveresource": ("other", None),
+    "collection": ("other", None), "workflow": ("workflow", None), "physicalobject": ("physicalobject", None),
+    "article": ("publication", "article"), "journalarticle": ("publication", "article"),
+    "book": ("publication", "book"), "bookchapter": ("publication", "section"), "booksection": ("publication", "section"),
+    "thesis": ("publication", "thesis"), "dissertation": ("publication", "thesis"),
+    "doctoralthesis": ("publication", "thesis"), "masterthesis": ("publication", "thesis"),
+    "conferencepaper": ("publication", "conferencepaper"), "conferenceobject": ("publication", "conferencepaper"),
+    "conferenceorworkshopitem": ("publication", "conferencepaper"), "preprint": ("publication", "preprint"),
+    "report": ("publication", "report"), "workingpaper": ("publication", "workingpaper"),
+    "text": ("publication", "other"), "other": ("other", None),
+}  # fmt: skip
+_ACCESS = {"openaccess": "open", "closedaccess": "closed", "embargoedaccess": "closed",
+           "restrictedaccess": "closed", "metadataonlyaccess": "closed"}  # fmt: skip
+_YEAR = re.compile(r"^\d{4}$")
+_CC_URL = re.compile(r"creativecommons\.org/licenses/([a-z-]+)/(\d\.\d)")
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass
+class Mapped:
+    """Deposit metadata made from one source record, and what the mapping left out (`element: why`)."""
+
+    metadata: dict[str, Any] = field(default_factory=dict)
+    unmapped: list[str] = field(default_factory=list)
+
+
+def metadata_only(mapped: Mapped, landing: str | None) -> Mapped:
+    """Mark `mapped` metadata-only and link it to the source's landing page; defaults for what a publish needs."""
+    meta = mapped.metadata
+    meta["files"] = {"enabled": False}
+    if landing:
+        related = meta.setdefault("related_identifiers", [])
+        if not any(r["identifier"] == landing for r in related):
+            related.insert(0, {"identifier": landing, "relation": "isIdenticalTo"})
+    if "description" not in meta and "title" in meta:
+        meta["description"] = meta["title"]
+        mapped.unmapped.append("description: none at the source; the title stands in")
+    if "upload_type" not in meta:
+        meta["upload_type"] = "other"
+        mapped.unmapped.append("type: none the mapping knows; taken as other")
+    if meta.get("access_right", "open") == "open" and "license" not in meta:
+        mapped.unmapped.append("license: none at the source the service knows; the default license applies")
+    return mapped
+
+
+def person_name(value: str) -> str:
+    """A name as the deposit wants it (`Family, Given`): `Given Family` is turned round, organisations kept."""
+    value = " ".join(value.split())
+    if "," in value or " " not in value:
+        return value
+    given, family = value.rsplit(" ", 1)
+    return f"{family}, {given}"
+
+
+def iso_date(value: str) -> str | None:
+    """`YYYY-MM-DD` from a full date or timestamp, a year-month or a year (their first day); None otherwise."""
+    value = value.strip()
+    if _YEAR.match(value):
+        return f"{value}-01-01"
+    if _MONTH.match(value):
+        return f"{value}-01"
+    found = _DATE.match(value)
+    return found.group(1) if found else None
+
+
+def language(value: str) -> str | None:
+    """An ISO 639-2/3 code from a 639-2/3 or 639-1 code; None if neither."""
+    code = normalize_language(value)
+    if code is not None:
+        return code
+    found = pycountry.languages.get(alpha_2=value.strip().lower()) if len(value.strip()) == 2 else None
+    return getattr(found, "alpha_3", None)
+
+
+def upload_type(words: Iterable[str]) -> tuple[str, str | None] | None:
+    """The first of `words` (types, eu-repo URIs) that names a known resource type."""
+    for word in words:
+        key = re.sub(r"[^a-z]", "", word.rsplit("/", 1)[-1].lower())
+        if key in _TYPES:
+            return _TYPES[key]
+    return None
+
+
+def access_right(value: str) -> str | None:
+    """open or closed from an eu-repo access right (`info:eu-repo/semantics/openAccess`), else None."""
+    return _ACCESS.get(value.rsplit("/", 1)[-1].strip().lower())
+
+
+def identifiers(values: Iterable[str]) -> tuple[str | None, str | None, list[str]]:
+    """(DOI, landing page URL, the rest) of a record's identifiers."""
+    doi = landing = None
+    rest: list[str] = []
+    for value in values:
+        value = value.strip()
+        found = normalize_doi(value) if ("10." in value) else None
+        if found and doi is None:
+            doi = found
+        elif value.startswith(("http://", "https://")) and landing is None:
+            landing = value
+        elif value:
+            rest.append(value)
+    return doi, landing, rest
+
+
+def _texts(parent: etree._Element, path: str, ns: dict[str, str]) -> list[str]:
+    return [" ".join(t.split()) if "\n" not in t.strip() else t.strip()
+            for t in (el.text or "" for el in parent.iterfind(path, ns)) if t.strip()]
+
+
+def _set_type(meta: dict[str, Any], found: tuple[str, str | None] | None) -> None:
+    if found is not None:
+        meta["upload_type"] = found[0]
+        if found[1]:
+            meta["publication_type"] = found[1]
+
+
+def license_of(right: str, license_id: Callable[[str], str | None]) -> str | None:
+    """A known license id from a rights statement: an id, or a Creative Commons deed or legal code URL."""
+    found = _CC_URL.search(right)
+    return license_id(f"cc-{found.group(1)}-{found.group(2)}" if found else right.strip())
+
+
+def _set_license(meta: dict[str, Any], rights: Iterable[str], license_id: Callable[[str], str | None],
+                 unmapped: list[str]) -> None:
+    unknown = []
+    for right in rights:
+        if (access := access_right(right)) is not None:
+            meta["access_right"] = access
+        elif (known := license_of(right, license_id)) is not None:
+            meta.setdefault("license", known)
+        else:
+            unknown.append(right)
+    if "license" not in meta:  # a license's name beside its URL says nothing more
+        unmapped.extend(f"rights: {right}" for right in unknown)
+    if meta.get("access_right") == "closed":
+        meta.pop("license", None)
+
+
+def from_dublin_core(element: etree._Element, license_id: Callable[[str], str | None]) -> tuple[Mapped, str | None]:
+    """An oai_dc record's metadata element -> (mapped metadata, landing page)."""
+    ns = {"dc": DC}
+    out = Mapped()
+    meta, unmapped = out.metadata, out.unmapped
+    titles = _texts(element, "dc:title", ns)
+    if titles:
+        meta["title"] = titles[0]
+        unmapped.extend(f"title: {t}" for t in titles[1:])
+    if creators := _texts(element, "dc:creator", ns):
+        meta["creators"] = [{"name": person_name(c)} for c in dict.fromkeys(creators)]
+    if contributors := _texts(element, "dc:contributor", ns):
+        meta["contributors"] = [{"name": person_name(c), "type": "Other"} for c in dict.fromkeys(contributors)]
+    if descriptions := _texts(element, "dc:description", ns):
+        # Zenodo escapes its HTML descriptions once more than XML asks: read them as the HTML they are.
+        meta["description"] = "\n\n".join(html.unescape(d) if "&lt;" in d else d for d in descriptions)
+    if subjects := _texts(element, "dc:subject", ns):
+        meta["keywords"] = list(dict.fromkeys(subjects))
+    for date in _texts(element, "dc:date", ns):
+        if (iso := iso_date(date)) is not None and "publication_date" not in meta:
+            meta["publication_date"] = iso
+        elif iso is None:
+            unmapped.append(f"date: {date}")
+    types = _texts(element, "dc:type", ns)
+    _set_type(meta, upload_type(types))
+    if "upload_type" in meta and meta["upload_type"] == "other" and types:
+        unmapped.append(f"type: {', '.join(types)}")
+    doi, landing, rest = identifiers(_texts(element, "dc:identifier", ns))
+    if doi:
+        meta["doi"] = doi
+    unmapped.extend(f"identifier: {value}" for value in rest if not value.startswith("oai:"))
+    for lang in _texts(element, "dc:language", ns):
+        if (code := language(lang)) is not None and "language" not in meta:
+            meta["language"] = code
+        else:
+            unmapped.append(f"language: {lang}")
+    if publishers := _texts(element, "dc:publisher", ns):
+        meta["imprint_publisher"] = publishers[0]
+    _set_license(meta, _texts(element, "dc:rights", ns), license_id, unmapped)
+    # Dublin Core does not say how a relation relates: the deposit metadata needs a relation type.
+    unmapped.extend(f"relation: {value}" for value in _texts(element, "dc:relation", ns) if value != landing)
+    for name in ("format", "coverage", "source"):
+        unmapped.extend(f"{name}: {value}" for value in _texts(element, f"dc:{name}", ns))
+    return out, landing
+
+
+def _creator(el: etree._Element, ns: dict[str, str], name_tag: str) -> dict[str, Any]:
+    person: dict[str, Any] = {"name": person_name(el.findtext(f"d:{name_tag}", "", ns).strip())}
+    for ident in el.iterfind("d:nameIdentifier", ns):
+        if (ident.get("nameIdentifierScheme") or "").upper() == "ORCID" and ident.text:
+            person["orcid"] = ident.text.strip().rsplit("/", 1)[-1]
+    affiliation = el.findtext("d:affiliation", None, ns)
+    if affiliation and affiliation.strip():
+        person["affiliation"] = affiliation.strip()
+    return person
+
+
+def from_datacite(resource: etree._Element, license_id: Callable[[str], str | None]) -> tuple[Mapped, str | None]:
+    """A DataCite `resource` element (kernel 4, or 3) -> (mapped metadata, landing page)."""
+    ns = {"d": etree.QName(resource).namespace or DATACITE_NAMESPACES[0]}
+    out = Mapped()
+    meta, unmapped = out.metadata, out.unmapped
+    handled = {"identifier", "creators", "titles", "publisher", "publicationYear", "resourceType", "subjects",
+               "contributors", "dates", "language", "alternateIdentifiers", "relatedIdentifiers", "rightsList",
+               "descriptions", "version"}
+    ident = resource.find("d:identifier", ns)
+    if ident is not None and (ident.get("identifierType") or "").upper() == "DOI" and ident.text:
+        meta["doi"] = normalize_doi(ident.text.strip()) or ident.text.strip()
+    creators = [_creator(c, ns, "creatorName") for c in resource.iterfind("d:creators/d:creator", ns)]
+    if creators := [c for c in creators if c["name"]]:
+        meta["creators"] = creators
+    for title in resource.iterfind("d:titles/d:title", ns):
+        if title.text and title.text.strip():
+            if "title" not in meta and not title.get("titleType"):
+                meta["title"] = " ".join(title.text.split())
+            else:
+                unmapped.append(f"title ({title.get('titleType') or 'another'}): {title.text.strip()}")
+    if publisher := (resource.findtext("d:publisher", "", ns) or "").strip():
+        meta["imprint_publisher"] = publisher
+    issued = [d.text.strip() for d in resource.iterfind("d:dates/d:date", ns)
+              if d.get("dateType") == "Issued" and d.text]
+    year = (resource.findtext("d:publicationYear", "", ns) or "").strip()
+    for candidate in [*issued, year]:
+        if candidate and (iso := iso_date(candidate)) is not None:
+            meta["publication_date"] = iso
+            break
+    rtype = resource.find("d:resourceType", ns)
+    if rtype is not None:
+        _set_type(meta, upload_type([rtype.text or "", rtype.get("resourceTypeGeneral") or ""]))
+    if keywords := _texts(resource, "d:subjects/d:subject", ns):
+        meta["keywords"] = list(dict.fromkeys(keywords))
+    contributors = []
+    for el in resource.iterfind("d:contributors/d:contributor", ns):
+        person = _creator(el, ns, "contributorName")
+        kind = el.get("contributorType") or "Other"
+        if person["name"]:
+            contributors.append({**person, "type": kind if kind in CONTRIBUTOR_TYPES else "Other"})
+    if contributors:
+        meta["contributors"] = contributors
+    if (lang := (resource.findtext("d:language", "", ns) or "").strip()):
+        if (code := language(lang)) is not None:
+            meta["language"] = code
+        else:
+            unmapped.append(f"language: {lang}")
+    landing = None
+    for alt in resource.iterfind("d:alternateIdentifiers/d:alternateIdentifier", ns):
+        value = (alt.text or "").strip()
+        if (alt.get("alternateIdentifierType") or "").upper() == "URL" and landing is None:
+            landing = value
+        elif value:
+            unmapped.append(f"alternateIdentifier ({alt.get('alternateIdentifierType')}): {value}")
+    related = []
+    for rel in resource.iterfind("d:relatedIdentifiers/d:relatedIdentifier", ns):
+        value, given = (rel.text or "").strip(), rel.get("relationType") or ""
+        relation = given[:1].lower() + given[1:]  # DataCite writes IsPartOf, the deposit isPartOf
+        if value and relation in RELATION_TYPES:
+            related.append({"identifier": value, "relation": relation})
+        elif value:
+            unmapped.append(f"relatedIdentifier ({given}): {value}")
+    if related:
+        meta["related_identifiers"] = related
+    rights = [r.get("rightsIdentifier") or r.get("rightsURI") or (r.text or "").strip()
+              for r in resource.iterfind("d:rightsList/d:rights", ns)]
+    _set_license(meta, [r for r in rights if r], license_id, unmapped)
+    descriptions = [d for d in resource.iterfind("d:descriptions/d:description", ns) if (d.text or "").strip()]
+    abstracts = [d for d in descriptions if d.get("descriptionType") in (None, "Abstract")] or descriptions
+    if abstracts:
+        meta["description"] = abstracts[0].text.strip()  # type: ignore[union-attr]
+    unmapped.extend(f"description ({d.get('descriptionType')})" for d in descriptions if d is not abstracts[0])
+    if version := (resource.findtext("d:version", "", ns) or "").strip():
+        meta["version"] = version
+    for child in resource:
+        if isinstance(child.tag, str) and etree.QName(child).localname not in handled:
+            unmapped.append(etree.QName(child).localname)
+    return out, landing

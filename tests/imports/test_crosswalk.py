@@ -1,0 +1,51 @@
+"""The pieces of the Dublin Core and DataCite mapping that read values (docs/operators/migration.md#what-is-mapped)."""
+
+from __future__ import annotations
+
+import pytest
+
+from repository.imports import crosswalk
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("Jane Doe", "Doe, Jane"), ("Doe, Jane", "Doe, Jane"), ("Jane  Q.  Doe", "Doe, Jane Q."),
+    ("Meika4", "Meika4"), ("  Tall, Anna ", "Tall, Anna"),
+])
+def test_names_are_turned_to_family_first(given: str, expected: str) -> None:
+    assert crosswalk.person_name(given) == expected
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("2007", "2007-01-01"), ("2023-10", "2023-10-01"), ("2023-10-12", "2023-10-12"),
+    ("2023-10-12T14:26:07Z", "2023-10-12"), ("Spring 2007", None), ("", None),
+])
+def test_dates_are_read_to_their_first_day(given: str, expected: str | None) -> None:
+    assert crosswalk.iso_date(given) == expected
+
+
+@pytest.mark.parametrize("given, expected", [("fi", "fin"), ("eng", "eng"), ("ger", "ger"), ("xx", None),
+                                             ("English", None)])
+def test_languages_of_two_and_three_letters(given: str, expected: str | None) -> None:
+    assert crosswalk.language(given) == expected
+
+
+def test_types_and_access_rights() -> None:
+    assert crosswalk.upload_type(["info:eu-repo/semantics/doctoralThesis"]) == ("publication", "thesis")
+    assert crosswalk.upload_type(["Presentation", "Text"]) == ("presentation", None)
+    assert crosswalk.upload_type(["NonPeerReviewed"]) is None
+    assert crosswalk.access_right("info:eu-repo/semantics/embargoedAccess") == "closed"
+    assert crosswalk.access_right("https://creativecommons.org/licenses/by/4.0/") is None
+
+
+def test_licenses_from_creative_commons_urls_and_ids() -> None:
+    known = {"cc-by-nc-4.0": "cc-by-nc-4.0", "mit": "MIT"}.get
+    assert crosswalk.license_of("https://creativecommons.org/licenses/by-nc/4.0/legalcode", known) == "cc-by-nc-4.0"
+    assert crosswalk.license_of(" mit ", known) == "MIT"
+    assert crosswalk.license_of("All rights reserved", known) is None
+
+
+def test_identifiers_split_into_doi_landing_page_and_the_rest() -> None:
+    doi, landing, rest = crosswalk.identifiers(["https://doi.org/10.5281/zenodo.1", "oai:zenodo.org:1",
+                                                "https://zenodo.org/records/1", "1796-6361"])
+    assert (doi, landing, rest) == ("10.5281/zenodo.1", "https://zenodo.org/records/1", ["oai:zenodo.org:1",
+                                                                                          "1796-6361"])
