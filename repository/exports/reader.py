@@ -42,7 +42,7 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
     query = (select(r.id, r.conceptrecid, r.revision, r.updated, r.access_right, r.embargo_until,
                     type_coerce(copy.record, LargeBinary).label("copy"))
              .select_from(records.outerjoin(built_records, current))
-             .where(r.deleted.is_(None)).order_by(r.id).limit(batch))
+             .where(r.deleted.is_(None), r.review.is_(None)).order_by(r.id).limit(batch))
     dialect = db.engine.dialect
     last = 0
     while True:
@@ -61,7 +61,7 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
                 else:
                     out[row.id] = record
             if stale:
-                built = [x for x in get_record_rows(conn, stale) if x["deleted"] is None]
+                built = [x for x in get_record_rows(conn, stale) if x["deleted"] is None and x["review"] is None]
                 for record in build_records(conn, settings, DatabaseLookups(conn), built):
                     out[record["id"]] = record
             counts = stats.totals(conn, {row.id for row in rows} | {row.conceptrecid for row in rows})

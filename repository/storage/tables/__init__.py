@@ -11,6 +11,7 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     derived,
     files,
     mail,
+    moderation,
     multipart,
     outbox,
     records,
