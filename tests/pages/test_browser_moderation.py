@@ -6,15 +6,12 @@ decisions back in the audit log. Every page is checked with axe-core at desktop 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import uuid
 
 import pytest
-from helpers.browser import PHONE, api_session, browser_session, check_page, screenshot
-from helpers.http import ROOT
+from helpers.browser import PHONE, api_session, browser_session, check_page
+from helpers.staff import admin_command, check_and_photograph, cli_token, publish_over_api
 
 TAG = uuid.uuid4().hex[:8]  # a PostgreSQL test database keeps earlier runs' users: fresh names per run
 ROOT_EMAIL = f"root-{TAG}@example.org"
@@ -24,44 +21,15 @@ PASSWORD = "a long passphrase 4 tests"
 API = "/api/deposit/depositions"
 
 
-def _run(live_server: dict, *argv: str, stdin: str = "") -> str:
-    done = subprocess.run([sys.executable, *argv], env=live_server["env"], cwd=ROOT, input=stdin,
-                          capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def _token(live_server: dict, email: str) -> str:
-    made = _run(live_server, os.path.join(ROOT, "scripts", "create_token.py"), "--email", email)
-    return made.strip().splitlines()[-1]
-
-
-def _publish(live_server: dict, token: str, title: str, description: str) -> int:
-    http = api_session(live_server)
-    http.headers["Authorization"] = f"Bearer {token}"
-    base = live_server["url"] + API
-    body = {"title": title, "upload_type": "dataset", "description": description, "creators": [{"name": "Doe, J"}]}
-    dep = http.post(base, json={"metadata": body}).json()
-    sent = http.post(f"{base}/{dep['id']}/files", files={"file": ("a.txt", b"data")}, data={"name": "a.txt"})
-    assert sent.status_code == 201, sent.text
-    done = http.post(f"{base}/{dep['id']}/actions/publish")
-    assert done.status_code == 202, done.text
-    return int(done.json()["record_id"])
-
-
-def _check(page, what: str, name: str) -> None:  # type: ignore[no-untyped-def]
-    check_page(page, what)
-    screenshot(page, name)
-
-
 def test_an_administrator_approves_a_first_deposit_and_blocks_a_spammer(live_server_moderated):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     expect = sync_api.expect
     live = live_server_moderated
     base = live["url"]
-    _run(live, "-m", "repository", "create-admin", ROOT_EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
-    newcomer = _publish(live, _token(live, NEWCOMER), f"Lake temperatures {TAG}", "<p>Daily readings.</p>")
-    spam_token = _token(live, SPAMMER)
-    spam = [_publish(live, spam_token, f"Cheap pills {TAG} {n}", '<p><a href="https://pills.example/">Buy</a></p>')
+    admin_command(live, "create-admin", ROOT_EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
+    newcomer = publish_over_api(live, cli_token(live, NEWCOMER), f"Lake temperatures {TAG}", "<p>Daily readings.</p>")
+    spam_token = cli_token(live, SPAMMER)
+    spam = [publish_over_api(live, spam_token, f"Cheap pills {TAG} {n}", '<p><a href="https://pills.example/">Buy</a></p>')
             for n in (1, 2)]
     http = api_session(live)
     assert http.get(f"{base}/api/records/{newcomer}").status_code == 404  # held: not public
@@ -75,7 +43,7 @@ def test_an_administrator_approves_a_first_deposit_and_blocks_a_spammer(live_ser
         queue = page.locator("ul.moderation-queue > li")
         expect(queue).to_have_count(3)
         expect(page.locator("ul.moderation-queue")).to_contain_text("The first publication of a new account.")
-        _check(page, "the moderation queue", "moderation-queue")
+        check_and_photograph(page, "the moderation queue", "moderation-queue")
 
         # Ban a link domain on the same page.
         page.fill("#domain", "pills.example")
@@ -93,7 +61,7 @@ def test_an_administrator_approves_a_first_deposit_and_blocks_a_spammer(live_ser
         page.get_by_role("button", name=f"Block the owner of record {spam[0]}").click()
         expect(page.locator(".notice.success")).to_contain_text("is blocked")
         expect(page.get_by_text("Nothing to review.")).to_be_visible()
-        _check(page, "the empty queue with a banned domain", "moderation-queue-empty")
+        check_and_photograph(page, "the empty queue with a banned domain", "moderation-queue-empty")
         assert http.get(base + API, headers={"Authorization": f"Bearer {spam_token}"}).status_code == 401
         for recid in spam:
             gone = http.get(f"{base}/api/records/{recid}")
@@ -103,18 +71,18 @@ def test_an_administrator_approves_a_first_deposit_and_blocks_a_spammer(live_ser
             assert 'status="deleted"' in oai.text, oai.text
         page.goto(f"{base}/records/{spam[1]}")
         expect(page.locator(".tombstone-facts")).to_contain_text("Advertising, not research")
-        _check(page, "a spam record's tombstone", "moderation-tombstone")
+        check_and_photograph(page, "a spam record's tombstone", "moderation-tombstone")
 
         # Hide the approved record while reviewing it, then unhide it.
         page.goto(f"{base}/admin/records/{newcomer}")
         page.fill("#hide-reason", "A reader reported the data as copied")
         page.get_by_role("button", name="Hide this record").click()
         expect(page.locator("dl.facts")).to_contain_text("Hidden while reviewed")
-        _check(page, "a hidden record's moderation page", "moderation-record-hidden")
+        check_and_photograph(page, "a hidden record's moderation page", "moderation-record-hidden")
         page.goto(f"{base}/records/{newcomer}")
         expect(page.locator(".review-notice")).to_contain_text("hidden from search")
         assert page.locator('meta[name="robots"]').get_attribute("content") == "noindex"
-        _check(page, "a hidden record's page", "moderation-record-page-hidden")
+        check_and_photograph(page, "a hidden record's page", "moderation-record-page-hidden")
         page.goto(f"{base}/admin/records/{newcomer}")
         page.get_by_role("button", name="Unhide this record").click()
         expect(page.locator("dl.facts")).to_contain_text("Public")

@@ -9,23 +9,10 @@ from helpers.factories import make_deposit, publish, published, upload
 from helpers.http import https_client
 from helpers.mailbox import body, sent_mail
 from helpers.registrar import receipt
+from helpers.staff import staff_user
 
 from app import create_app
-from repository.accounts import admin as accounts_admin
-from repository.accounts.audit import Actor
-from repository.accounts.tokens import create_token, create_user
 from repository.ondemand import wait_all_idle
-
-SCOPES = ("deposit:write", "deposit:actions")
-
-
-def _user(app, email: str, role: str = "none", scopes: tuple[str, ...] = SCOPES) -> tuple[int, dict]:  # type: ignore[no-untyped-def]
-    with app.extensions["repository"].db.write() as conn:
-        user_id = create_user(conn, email)
-        if role != "none":
-            accounts_admin.set_role(conn, Actor.operator(), user_id, role)
-        token = create_token(conn, user_id, list(scopes))[1]
-    return user_id, {"Authorization": f"Bearer {token}"}
 
 
 @pytest.fixture
@@ -51,8 +38,8 @@ def _listed(client, recid: int) -> dict[str, bool]:  # type: ignore[no-untyped-d
 def test_a_first_deposit_waits_for_approval_then_is_public_with_its_doi(moderated):
     client = https_client(moderated)
     db = moderated.extensions["repository"].db
-    _, root = _user(moderated, "root@example.org", "admin", ("admin",))
-    owner_id, owner = _user(moderated, "new@example.org")
+    _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
+    owner_id, owner = staff_user(moderated, "new@example.org")
     rec = published(client, owner, title="My first dataset")
     recid = rec["record_id"]
     assert _listed(client, recid) == {"search": False, "sitemap": False, "oai": False, "oai_deleted": False}
@@ -84,8 +71,8 @@ def test_a_first_deposit_waits_for_approval_then_is_public_with_its_doi(moderate
 
 
 def test_hiding_a_record_takes_it_out_of_search_sitemap_and_oai_until_unhidden(app, client):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
-    _, owner = _user(app, "owner@example.org")
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
+    _, owner = staff_user(app, "owner@example.org")
     recid = published(client, owner, title="Under question")["record_id"]
     assert _listed(client, recid)["search"] is True
     answer = client.post(f"/api/admin/records/{recid}/hide", json={"reason": "Reported as plagiarism"}, headers=root)
@@ -111,8 +98,8 @@ def test_hiding_a_record_takes_it_out_of_search_sitemap_and_oai_until_unhidden(a
 
 def test_the_rules_hold_banned_domains_bursts_and_link_lists(moderated):
     client = https_client(moderated)
-    _, root = _user(moderated, "root@example.org", "admin", ("admin",))
-    _, owner = _user(moderated, "busy@example.org")
+    _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
+    _, owner = staff_user(moderated, "busy@example.org")
     first = published(client, owner, title="Fine")["record_id"]
     client.post(f"/api/admin/records/{first}/approve", headers=root)
     added = client.post("/api/admin/moderation/domains", json={"domain": "https://Casino.example/win"}, headers=root)
@@ -137,8 +124,8 @@ def test_the_rules_hold_banned_domains_bursts_and_link_lists(moderated):
 
 def test_blocking_an_owner_from_the_queue_takes_their_records_down_with_the_reason(moderated):
     client = https_client(moderated)
-    _, root = _user(moderated, "root@example.org", "admin", ("admin",))
-    spammer_id, spammer = _user(moderated, "spam@example.org")
+    _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
+    spammer_id, spammer = staff_user(moderated, "spam@example.org")
     recid = published(client, spammer, title="Cheap pills")["record_id"]
     refused = client.post(f"/api/admin/records/{recid}/block-owner", json={"reason": ""}, headers=root)
     assert refused.status_code == 400
@@ -158,9 +145,9 @@ def test_blocking_an_owner_from_the_queue_takes_their_records_down_with_the_reas
 
 def test_non_admins_are_refused_moderation_with_403_and_an_audit_entry(moderated):
     client = https_client(moderated)
-    _, root = _user(moderated, "root@example.org", "admin", ("admin",))
-    _, moderator = _user(moderated, "mod@example.org", "moderator")
-    _, owner = _user(moderated, "owner@example.org")
+    _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
+    _, moderator = staff_user(moderated, "mod@example.org", "moderator")
+    _, owner = staff_user(moderated, "owner@example.org")
     dep = make_deposit(client, owner)
     upload(client, owner, dep)
     recid = publish(client, owner, dep)["record_id"]
