@@ -321,6 +321,8 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
     record = get_record_row(conn, dep_id)
     if record is not None and record["deleted"] is not None:
         raise Gone("This version is deleted: it cannot be edited.")
+    if record is not None and record["review"] == review.PENDING:
+        raise Conflict("The record awaits a moderator's approval: it can be edited once approved.")
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))

@@ -47,6 +47,8 @@ def test_a_first_deposit_waits_for_approval_then_is_public_with_its_doi(moderate
     own = client.get(f"/api/records/{recid}", headers=owner)
     assert own.status_code == 200 and own.headers["X-Robots-Tag"] == "noindex"
     assert receipt(db, rec["doi"]) is None  # no DOI registered while it waits
+    opened = client.post(f"/api/deposit/depositions/{rec['id']}/actions/edit", headers=owner)
+    assert opened.status_code == 409 and "approval" in opened.get_json()["message"]
     assert "Awaiting review" in sent_mail(moderated, "new@example.org")[-1]["Subject"]
 
     queue = client.get("/api/admin/moderation", headers=root).get_json()["hits"]
