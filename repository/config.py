@@ -315,6 +315,21 @@ class Settings:
         730, "Days the audit log keeps an entry (docs/operators/administration.md#audit-log); the worker deletes "
         "older ones. 0: keep every entry.", _positive_int,
     )
+    MODERATE_FIRST_DEPOSITS: bool = setting(
+        False, "Hold a user's publications for approval until one of theirs was approved: a held record is not public, "
+        "not searchable, not harvested and has no registered DOI (docs/operators/moderation.md).", _bool,
+    )
+    MODERATION_BURST_RECORDS: int = setting(
+        0, "Hold a publication for review when its owner published this many records within "
+        "MODERATION_BURST_MINUTES (docs/operators/moderation.md#rules). 0: no such rule.", _positive_int,
+    )
+    MODERATION_BURST_MINUTES: int = setting(
+        60, "The window of MODERATION_BURST_RECORDS, in minutes.", _positive_int,
+    )
+    MODERATION_LINKS_PERCENT: int = setting(
+        0, "Hold a publication for review when links make up at least this share (in percent) of its description's "
+        "text (docs/operators/moderation.md#rules). 0: no such rule.", _positive_int,
+    )
     RECORD_DELETE_DAYS: int = setting(
         30, "Days after a version is first published during which its owner may delete it (a tombstone stays); "
         "later only a deletion request to the administrators. 0: owners never delete.", _positive_int,

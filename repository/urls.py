@@ -368,7 +368,7 @@ def admin_user_html(base: str, user_id: int | str, action: str = "") -> str:
 
 
 def admin_record_html(base: str, recid: int | str, action: str = "") -> str:
-    """A record's moderation page, or one of its actions (`takedown`, `restore`, `owner`)."""
+    """A record's moderation page, or one of its actions (`takedown`, `restore`, `owner`, `hide`, `unhide`)."""
     path = f"{base}/admin/records/{recid}"
     return f"{path}/{action}" if action else path
 
@@ -382,6 +382,25 @@ def admin_audit_html(base: str) -> str:
     return f"{base}/admin/audit/"
 
 
+def admin_moderation_html(base: str, recid: int | str = "", decision: str = "") -> str:
+    """The moderation queue, or a decision (`approve`, `takedown`, `block`) on a record in it."""
+    return f"{base}/admin/moderation/{recid}/{decision}" if decision else f"{base}/admin/moderation/"
+
+
+def admin_domains_html(base: str, domain: str = "") -> str:
+    """The banned link domains (a POST adds one), or the removal of one."""
+    return f"{base}/admin/moderation/domains/{domain}/delete" if domain else f"{base}/admin/moderation/domains"
+
+
+def admin_moderation_api(base: str) -> str:
+    return f"{base}/api/admin/moderation"
+
+
+def admin_domains_api(base: str, domain: str = "") -> str:
+    """The banned link domains in the administration API, or one of them."""
+    return f"{base}/api/admin/moderation/domains/{domain}" if domain else f"{base}/api/admin/moderation/domains"
+
+
 def admin_users_api(base: str) -> str:
     return f"{base}/api/admin/users"
 
@@ -393,7 +412,8 @@ def admin_user_api(base: str, user_id: int | str, action: str = "") -> str:
 
 
 def admin_record_api(base: str, recid: int | str, action: str) -> str:
-    """An action on a record in the administration API (`takedown`, `restore`, `owner`)."""
+    """An action on a record in the administration API (`takedown`, `restore`, `owner`, `hide`, `unhide`, `approve`,
+    `block-owner`)."""
     return f"{base}/api/admin/records/{recid}/{action}"
 
 

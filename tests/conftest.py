@@ -462,11 +462,19 @@ def live_server_3_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                       "--access-logformat", "pid=%(p)s %(r)s %(s)s")
 
 
-def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str) -> Iterator[dict]:
+@pytest.fixture(scope="module")
+def live_server_moderated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The real server holding new accounts' first publications for approval (docs/operators/moderation.md)."""
+    yield from _serve(tmp_path_factory, "--workers", "2", "--threads", "2", settings={"MODERATE_FIRST_DEPOSITS": "true"})
+
+
+def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str,
+           settings: Mapping[str, str] | None = None) -> Iterator[dict]:
     instance = tmp_path_factory.mktemp("live")
     port = free_port()
     env = {
         **os.environ,
+        **(settings or {}),
         "INSTANCE_PATH": str(instance),
         "BASE_URL": f"https://127.0.0.1:{port}",
         "SECRET_KEY": "live-secret",

@@ -168,7 +168,7 @@ def owner_view(recid: int) -> Response:
 def _record_json(facts: dict) -> dict:
     takedown = facts["takedown"]
     return {"id": facts["id"], "doi": facts["doi"], "owner": {"id": facts["owner_id"], "email": facts["owner_email"]},
-            "deleted": isoformat(facts["deleted"]) if facts["deleted"] else None,
+            "deleted": isoformat(facts["deleted"]) if facts["deleted"] else None, "review": facts["review"],
             "takedown": {"reason": takedown["note"], "note": takedown["private_note"] or ""} if takedown else None}
 
 

@@ -168,6 +168,8 @@ def get_record(recid: int) -> Response:
         "Link": link,
         "Vary": "Accept, Authorization",
     }
+    if found.row.get("review"):  # in review (docs/operators/moderation.md): not for search engines
+        headers["X-Robots-Tag"] = "noindex"
     if _arg("format") is not None or _arg("download") is not None:
         # An export link followed by a browser: saved under a name with the format's extension, at once with
         # ?download (docs/researchers/record-page.md#exports).

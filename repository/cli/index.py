@@ -141,7 +141,8 @@ def _published_batches(db: Database, size: int) -> Iterator[list[int]]:
     last = 0
     while True:
         with db.read() as conn:
-            query = select(records.c.id).where(records.c.id > last, records.c.deleted.is_(None))
+            query = select(records.c.id).where(records.c.id > last, records.c.deleted.is_(None),
+                                               records.c.review.is_(None))
             ids = list(conn.execute(query.order_by(records.c.id).limit(size)).scalars())
         if not ids:
             return

@@ -22,6 +22,7 @@ from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, V
 from repository.files import buckets, multipart
 from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
+from repository.records import review
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
 from repository.storage.tables.deposits import deposit_form_states, deposit_select, deposits
@@ -307,7 +308,11 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     if dep["status"] == "draft" or accepted != inclusions.accepted_communities(conn, [dep["conceptrecid"]]):
         # The other versions show the latest one, the count and the concept's communities: they changed too.
         touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
-    if not dep["doi_external"]:
+    if dep["status"] == "draft":
+        review.hold(conn, ctx.settings, recid, owner_id, metadata)
+    # A record awaiting approval gets its DOI registered when approved (docs/operators/moderation.md).
+    pending = conn.execute(select(records.c.review).where(records.c.id == recid)).scalar() == review.PENDING
+    if not dep["doi_external"] and not pending:
         outbox.enqueue(conn, "register_doi", recid)
     siblings = version_ids(conn, dep["conceptrecid"])
     for sibling in siblings:
@@ -335,6 +340,8 @@ def edit(conn: Connection, dep_id: int, owner_id: int) -> None:
     record = get_record_row(conn, dep_id)
     if record is not None and record["deleted"] is not None:
         raise Gone("This version is deleted: it cannot be edited.")
+    if record is not None and record["review"] == review.PENDING:
+        raise Conflict("The record awaits a moderator's approval: it can be edited once approved.")
     if record is not None and not record["integrated"]:
         raise Conflict("The record is still being integrated (DOI registration, indexing): retry in a few minutes.")
     conn.execute(update(deposits).where(deposits.c.id == dep_id).values(editing=True, modified=utcnow()))

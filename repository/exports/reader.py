@@ -51,7 +51,7 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
              .select_from(records.outerjoin(built_records, current)
                           .outerjoin(version, version.c.id == r.id)
                           .outerjoin(concept, concept.c.id == r.conceptrecid))
-             .where(r.deleted.is_(None)).order_by(r.id).limit(batch))
+             .where(r.deleted.is_(None), r.review.is_(None)).order_by(r.id).limit(batch))
     dialect = db.engine.dialect
     last = 0
     while True:
@@ -70,7 +70,7 @@ def public_records(db: Database, settings: Settings, search: IndexBuilder, batch
                 else:
                     out[row.id] = record
             if stale:
-                built = [x for x in get_record_rows(conn, stale) if x["deleted"] is None]
+                built = [x for x in get_record_rows(conn, stale) if x["deleted"] is None and x["review"] is None]
                 for record in build_records(conn, settings, DatabaseLookups(conn), built):
                     out[record["id"]] = record
         width = len(stats.COUNTS)

@@ -14,12 +14,14 @@ from repository.storage.tables.records import records
 
 Cursor = tuple[datetime, int]
 COLUMNS = (records.c.id, records.c.conceptrecid, records.c.revision, records.c.updated, records.c.deleted,
-           *type_columns())  # fmt: skip
+           records.c.review, *type_columns())  # fmt: skip
+# A record awaiting approval was never public: harvesters do not see it at all (docs/operators/moderation.md#oai-pmh).
+NOT_PENDING = or_(records.c.review.is_(None), records.c.review != "pending")
 
 
 def conditions(set_spec: str | None, dates: DateRange) -> list[ColumnElement] | None:
     """The filter of a list request; None when the set cannot have members."""
-    found: list[ColumnElement] = []
+    found: list[ColumnElement] = [NOT_PENDING]
     if set_spec:
         member = set_filter(set_spec)
         if member is None:
@@ -55,5 +57,5 @@ def earliest_datestamp(conn: Connection) -> datetime | None:
 
 def get_header_row(conn: Connection, recid: int) -> dict | None:
     """One records row with the `COLUMNS` a header and a rendition need, tombstones included."""
-    row = conn.execute(select(*COLUMNS).where(records.c.id == recid)).mappings().first()
+    row = conn.execute(select(*COLUMNS).where(records.c.id == recid, NOT_PENDING)).mappings().first()
     return dict(row) if row is not None else None

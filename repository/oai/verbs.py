@@ -240,8 +240,11 @@ def _record(ctx: Context, parent: etree._Element, row: dict, accepted: list[str]
             whole: bool = True) -> None:
     """A `<record>` (its header and, unless a tombstone, its metadata), or the header alone (`whole=False`)."""
     specs = sets.record_sets({name: row[name] for name in sets.TYPE_FIELDS}, accepted)
-    header = response.header(ctx.identifier(row["id"]), row["updated"], specs, row["deleted"] is not None)
-    response.slot(parent, ctx.records, response.record(header, body) if whole else header)
+    # A record hidden while reviewed shows as deleted: harvesters drop their copy, and take it again when its
+    # datestamp moves on release (docs/operators/moderation.md#oai-pmh).
+    gone = row["deleted"] is not None or row["review"] is not None
+    header = response.header(ctx.identifier(row["id"]), row["updated"], specs, gone)
+    response.slot(parent, ctx.records, response.record(header, None if gone else body) if whole else header)
 
 
 def list_identifiers(ctx: Context, args: dict[str, str], parent: etree._Element) -> None:

@@ -16,6 +16,7 @@
 - sitemap: `/sitemap.xml` (an index of sitemap files) and `/robots.txt`, for crawlers;
 - reference_urls: the reference service's page addresses people paste, redirected to this service's;
 - admin: the administration area (`/admin/`): users, roles, blocks, takedowns, deletion requests, the audit log;
+  admin_moderation: the moderation queue, the banned link domains, hiding a record while it is reviewed;
 - errors: the site's error pages for browsers wherever an error comes from (installed on the app).
 """
 
@@ -23,6 +24,7 @@ from repository.pages import (
     access,
     accounts,
     admin,
+    admin_moderation,
     applications,
     base,
     communities,
@@ -42,7 +44,8 @@ from repository.pages import (
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
              deposit.bp, deposit_review.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp,
-             reference_urls.bp, record_exports.bp, record_previews.bp, admin.bp):
+             reference_urls.bp, record_exports.bp, record_previews.bp, admin.bp,
+             admin_moderation.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -166,6 +166,9 @@ def record_page(recid: int) -> BaseResponse:
                # The page frames its own previews (a CSV table, a PDF in the browser's viewer), nothing else.
                "Content-Security-Policy": "default-src 'self'; frame-src 'self'; frame-ancestors 'none'; "
                                           "form-action 'self'; base-uri 'none'; object-src 'none'"}  # fmt: skip
+    review = found.row.get("review")
+    if review:  # in review: no search engine indexes it (docs/operators/moderation.md)
+        headers["X-Robots-Tag"] = "noindex"
     if found.record is None:
         return Response(status=304, headers=headers)
     record = found.record
@@ -175,7 +178,7 @@ def record_page(recid: int) -> BaseResponse:
     parts = _kept("parts").get(key, lambda: _record_parts(record, found.row, style, chosen))
     content = parts.content.replace(STATS_MARK, _stats_html(record.get("stats", {})), 1)
     response = render_page("records/record.html", parts.status, title=parts.title, head=Markup(parts.head),
-                           content=Markup(content))  # fmt: skip
+                           content=Markup(content), review=review)  # fmt: skip
     response.headers.update({**headers, "Link": parts.link})
     return response
 

@@ -6,6 +6,8 @@ entry in the same transaction."""
 
 from __future__ import annotations
 
+import json
+
 from sqlalchemy import Connection, delete, insert, select, update
 
 from repository import outbox
@@ -14,10 +16,12 @@ from repository.accounts.audit import Actor
 from repository.errors import BadRequest, NotFound, ValidationError, field_error
 from repository.records.build import touch_versions
 from repository.records.deletion import DELETION_REASONS
+from repository.records.notices import tell_owner
 from repository.records.takedown import take_down
 from repository.storage.tables.accounts import users
 from repository.storage.tables.corrections import deletion_requests, record_deletions
 from repository.storage.tables.deposits import deposits
+from repository.storage.tables.moderation import record_reviews
 from repository.storage.tables.records import concepts, records
 from repository.timeutil import utcnow
 
@@ -38,9 +42,11 @@ def parse_texts(public_reason: object, private_note: object) -> tuple[str, str]:
     return str(public_reason).strip(), str(private_note or "").strip()
 
 
-def take_down_record(conn: Connection, actor: Actor, recid: int, public_reason: str, private_note: str) -> None:
+def take_down_record(conn: Connection, actor: Actor, recid: int, public_reason: str, private_note: str,
+                     notify: bool = True) -> None:
     """Take record `recid` down (NotFound, BadRequest when deleted already), keeping the reasons (without a public
-    reason, from the command line, the tombstone gives none)."""
+    reason, from the command line, the tombstone gives none); with a public reason and `notify`, the owner is told
+    by mail (docs/operators/moderation.md#mail)."""
     take_down(conn, recid)
     if public_reason or private_note:
         conn.execute(insert(record_deletions).values(
@@ -48,6 +54,9 @@ def take_down_record(conn: Connection, actor: Actor, recid: int, public_reason: 
             user_id=_acting_user(conn, actor, recid), created=utcnow()))
     audit.record(conn, actor, "record.takedown", "record", recid, reason=public_reason, note=private_note,
                  before={"deleted": None}, after={"deleted": True})
+    if public_reason and notify:
+        tell_owner(conn, recid, "Taken down", ["The administrators took it down; its page now says so, with this "
+                                               "reason.", f"Reason: {public_reason}"])
 
 
 def _acting_user(conn: Connection, actor: Actor, recid: int) -> int:
@@ -149,9 +158,11 @@ def takedown_of(conn: Connection, recid: int) -> dict | None:
 
 
 def record_facts(conn: Connection, recid: int) -> dict:
-    """What a record's moderation page shows: id, title, DOI, owner, created, deleted, and its takedown (if any).
+    """What a record's moderation page shows: id, title, DOI, owner, created, deleted, review state, and its
+    takedown (if any).
     NotFound for an unknown id."""
     row = conn.execute(select(records.c.id, records.c.doi, records.c.created, records.c.deleted, records.c.metadata,
+                              records.c.review,
                               records.c.owner_id, users.c.email.label("owner_email"))
                        .join(users, users.c.id == records.c.owner_id).where(records.c.id == recid)).mappings().first()
     if row is None:
@@ -159,4 +170,6 @@ def record_facts(conn: Connection, recid: int) -> dict:
     facts = dict(row)
     facts["title"] = (facts.pop("metadata") or {}).get("title", "")
     facts["takedown"] = takedown_of(conn, recid)
+    row = conn.execute(select(record_reviews).where(record_reviews.c.recid == recid)).mappings().first()
+    facts["review_row"] = dict(row, flags=json.loads(row["flags"])) if row else None
     return facts

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from repository import urls
+from repository.accounts import admin, users
 from repository.accounts.tokens import Identity
 from repository.config import Settings
 from repository.errors import ApiError, Gone, NotFound
@@ -83,6 +84,18 @@ def _live(conn: Connection, settings: Settings, recid: int, row: dict | None) ->
     return row
 
 
+def _check_pending(db: Database, row: dict, who: Identity | None) -> None:
+    """A record awaiting approval is not public: NotFound for anyone but its owner, administrators and moderators
+    (docs/operators/moderation.md)."""
+    if row.get("review") != "pending" or (who is not None and who.user_id == row["owner_id"]):
+        return
+    if who is not None:
+        with db.read() as conn:
+            if admin.staff_role(users.get_user(conn, who.user_id)):
+                return
+    raise NotFound("PID does not exist.")
+
+
 def _gone(conn: Connection, recid: int) -> Gone:
     """The 410 of a deleted record: with its reason and date when its owner deleted it."""
     deletion = deletion_of(conn, recid)
@@ -127,6 +140,7 @@ def read_record(db: Database, settings: Settings, search: IndexBuilder, cache: R
     `unchanged(etag)` (the ETag without its quotes) tells that the reader's copy is current: then no record is
     built (the read still counts: COUNTER counts a 304 as it does a 200)."""
     row, copy = _row_and_copy(db, settings, search, recid)
+    _check_pending(db, row, who)
     form, with_counts = variant()
     with_files = reader_may_read(db, row, who)
     tag = etag(row, with_files, form, with_counts)
@@ -154,6 +168,7 @@ def readable_files(db: Database, settings: Settings, recid: int, who: Identity |
     """Record `recid`'s row and its file objects, in order: NotFound (404) to a reader who may not see them
     (and the errors of `record_row`)."""
     row = record_row(db, settings, recid)
+    _check_pending(db, row, who)
     if not reader_may_read(db, row, who):
         raise NotFound("The record's files are not available to you.")
     with db.read() as conn:

@@ -131,7 +131,7 @@ def _resolve(
     conn: Connection, settings: Settings, ctx: RenderContext, rows: list[dict], fmt: str, render: Render
 ) -> tuple[dict[int, bytes], list[dict]]:
     """record id -> body for the live rows of `rows`, and the rendition rows rendered now (missing or stale)."""
-    live = [row for row in rows if row["deleted"] is None]
+    live = [row for row in rows if row["deleted"] is None and row.get("review") is None]
     if not live:
         return {}, []
     ids = [row["id"] for row in live]

@@ -32,7 +32,7 @@ class Entry:
 def record_files(db: Database, per_file: int) -> list[Entry]:
     """The numbers of the record files that list at least one record, each with its newest change."""
     number = (records.c.id // per_file).label("number")
-    query = (select(number, func.max(records.c.updated)).where(records.c.deleted.is_(None))
+    query = (select(number, func.max(records.c.updated)).where(records.c.deleted.is_(None), records.c.review.is_(None))
              .group_by(number).order_by(number))
     with db.read() as conn:
         return [Entry(int(row[0]), row[1]) for row in conn.execute(query)]
@@ -45,7 +45,7 @@ def record_file(db: Database, number: int, per_file: int) -> list[Entry]:
         return []
     last = min(first + per_file - 1, LAST_ID)
     query = (select(records.c.id, records.c.updated)
-             .where(records.c.deleted.is_(None), records.c.id >= first, records.c.id <= last)
+             .where(records.c.deleted.is_(None), records.c.review.is_(None), records.c.id >= first, records.c.id <= last)
              .order_by(records.c.id))
     with db.read() as conn:
         return [Entry(row.id, row.updated) for row in conn.execute(query)]

@@ -211,7 +211,7 @@ def documents(db: Database, settings: Settings, search: IndexBuilder, batch: int
                 select(records.c.id, records.c.revision, built_records.c.engine, document.label("document"),
                        record.label("record"))
                 .select_from(records.outerjoin(built_records, built_records.c.record_id == records.c.id))
-                .where(records.c.id > last, records.c.deleted.is_(None))
+                .where(records.c.id > last, records.c.deleted.is_(None), records.c.review.is_(None))
                 .order_by(records.c.id)
                 .limit(batch)
             ).all()
@@ -249,7 +249,7 @@ def _upgrade(db: Database, current: str, older: dict[str, Callable[[bytes], byte
 def _rebuild(db: Database, settings: Settings, search: IndexBuilder, recids: list[int]) -> list[Entry]:
     """Build records `recids` as the indexer does and store their rows; records deleted meanwhile are left out."""
     with db.read() as conn:
-        rows = [row for row in get_record_rows(conn, recids) if row["deleted"] is None]
+        rows = [row for row in get_record_rows(conn, recids) if row["deleted"] is None and row["review"] is None]
         derived = derive(conn, settings, DatabaseLookups(conn), render_context(settings, db), rows)
     with db.write() as conn:
         return save(conn, settings, search, derived)

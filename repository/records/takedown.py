@@ -3,12 +3,13 @@ leaves the search index, and its DOI is hidden at the agency — all through the
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, delete, select, update
 
 from repository import outbox
 from repository.errors import BadRequest, NotFound
 from repository.records.build import touch_versions
 from repository.storage.tables.corrections import deletion_requests
+from repository.storage.tables.moderation import record_reviews
 from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
@@ -24,7 +25,9 @@ def take_down(conn: Connection, recid: int) -> None:
     if row.deleted is not None:
         raise BadRequest(f"Record {recid} is already deleted.")
     now = utcnow()
-    conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now))
+    # Out of review too (docs/operators/moderation.md): restoring it makes it public.
+    conn.execute(update(records).where(records.c.id == recid).values(deleted=now, updated=now, review=None))
+    conn.execute(delete(record_reviews).where(record_reviews.c.recid == recid))
     # The owner's requests to delete it are answered (docs/operators/corrections.md).
     conn.execute(update(deletion_requests).where(deletion_requests.c.recid == recid, deletion_requests.c.closed.is_(None))
                  .values(closed=now))  # fmt: skip

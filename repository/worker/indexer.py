@@ -106,12 +106,13 @@ class Indexer:
         try:
             with self.db.read() as conn:
                 found = get_record_rows(conn, recids)
-                live = [r for r in found if r["deleted"] is None]
+                # A record in review is out of the index as a deleted one is (docs/operators/moderation.md).
+                live = [r for r in found if r["deleted"] is None and r["review"] is None]
                 derived = stored.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
                                                live)
             gone = [r for r in recids if r not in {x["id"] for x in live}]
             # The revision each removed record had: a removal must win over that revision wherever it was read.
-            removed = {r["id"]: r["revision"] for r in found if r["deleted"] is not None}
+            removed = {r["id"]: r["revision"] for r in found if r["deleted"] is not None or r["review"] is not None}
             # The stored copies first: a crash before the index write leaves them newer than the index, and the
             # retry of these outbox rows (still pending) brings the index up to them.
             with self.db.write() as conn:

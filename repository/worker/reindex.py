@@ -28,7 +28,8 @@ T = TypeVar("T")
 def published_revisions(db: Database) -> dict[int, int]:
     """recid -> revision of every published, not deleted record: what the index must hold."""
     with db.read() as conn:
-        query = select(records.c.id, records.c.revision).where(records.c.deleted.is_(None))
+        # Records in review are out of the index (docs/operators/moderation.md).
+        query = select(records.c.id, records.c.revision).where(records.c.deleted.is_(None), records.c.review.is_(None))
         return {row.id: row.revision for row in conn.execute(query)}
 
 

@@ -7,24 +7,13 @@ from datetime import timedelta
 
 import pytest
 from helpers.factories import published
+from helpers.staff import staff_user
 
-from repository.accounts import admin as accounts_admin
-from repository.accounts.audit import Actor
-from repository.accounts.tokens import create_token, create_user, get_user_by_email
+from repository.accounts.tokens import create_token, get_user_by_email
 from repository.cli import COMMANDS, invoke
 from repository.errors import ValidationError
 
 JSON = {"Content-Type": "application/json"}
-
-
-def _user(app, email: str, role: str = "none", scopes: tuple[str, ...] = ("deposit:write", "deposit:actions")):
-    """Create `email` with `role`; returns (user id, Authorization headers of a token with `scopes`)."""
-    with app.extensions["repository"].db.write() as conn:
-        user_id = create_user(conn, email)
-        if role != "none":
-            accounts_admin.set_role(conn, Actor.operator(), user_id, role)
-        token = create_token(conn, user_id, list(scopes))[1]
-    return user_id, {"Authorization": f"Bearer {token}"}
 
 
 def _audit(client, headers, **args):
@@ -34,8 +23,8 @@ def _audit(client, headers, **args):
 
 
 def test_an_admin_token_blocks_and_unblocks_a_user_whose_tokens_stop_at_once(app, client):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
-    spammer_id, spammer = _user(app, "spam@example.org")
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
+    spammer_id, spammer = staff_user(app, "spam@example.org")
     assert client.get("/api/deposit/depositions", headers=spammer).status_code == 200
     answer = client.post(f"/api/admin/users/{spammer_id}/block", json={"reason": "Spam links"}, headers=root)
     assert answer.status_code == 200, answer.get_json()
@@ -51,17 +40,17 @@ def test_an_admin_token_blocks_and_unblocks_a_user_whose_tokens_stop_at_once(app
 
 
 def test_only_administrators_may_hold_the_admin_scope(app, client):
-    user_id, _ = _user(app, "ada@example.org")
+    user_id, _ = staff_user(app, "ada@example.org")
     with app.extensions["repository"].db.write() as conn, pytest.raises(ValidationError) as refused:
         create_token(conn, user_id, ["admin"])
     assert "administrators" in refused.value.errors[0]["message"]
 
 
 def test_non_admins_are_refused_with_403_and_an_audit_entry_and_nothing_changes(app, client):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
-    _, moderator = _user(app, "mod@example.org", "moderator")
-    victim_id, plain = _user(app, "plain@example.org")
-    _, scopeless_admin = _user(app, "root2@example.org", "admin", ("deposit:write",))
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
+    _, moderator = staff_user(app, "mod@example.org", "moderator")
+    victim_id, plain = staff_user(app, "plain@example.org")
+    _, scopeless_admin = staff_user(app, "root2@example.org", "admin", ("deposit:write",))
     for headers in (moderator, plain, scopeless_admin):
         answer = client.post(f"/api/admin/users/{victim_id}/role", json={"role": "admin"}, headers=headers)
         assert answer.status_code == 403, answer.get_json()
@@ -76,7 +65,7 @@ def test_non_admins_are_refused_with_403_and_an_audit_entry_and_nothing_changes(
 
 
 def test_the_last_administrator_cannot_be_removed_or_blocked(app, client):
-    root_id, root = _user(app, "root@example.org", "admin", ("admin",))
+    root_id, root = staff_user(app, "root@example.org", "admin", ("admin",))
     answer = client.post(f"/api/admin/users/{root_id}/role", json={"role": "none"}, headers=root)
     assert answer.status_code == 409 and "last administrator" in answer.get_json()["message"]
     assert client.post(f"/api/admin/users/{root_id}/role", json={"role": "boss"}, headers=root).status_code == 400
@@ -84,13 +73,13 @@ def test_the_last_administrator_cannot_be_removed_or_blocked(app, client):
     assert client.post(f"/api/admin/users/{root_id}/block", data="x", headers={**root, **JSON}).status_code == 400
     assert client.get("/api/admin/users/99999", headers=root).status_code == 404
     assert client.get(f"/api/admin/users/{root_id}", headers=root).get_json()["role"] == "admin"
-    other_id, _ = _user(app, "second@example.org", "admin")
+    other_id, _ = staff_user(app, "second@example.org", "admin")
     assert client.post(f"/api/admin/users/{root_id}/role", json={"role": "moderator"}, headers=root).status_code == 200
     assert client.get(f"/api/admin/users/{other_id}", headers=root).status_code == 403  # root is a moderator now
 
 
 def test_takedown_with_a_public_reason_shows_in_the_410_then_restore(app, client, auth):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     rec = published(client, auth)
     recid = rec["record_id"] if "record_id" in rec else rec["id"]
     body = {"reason": "Copyright complaint upheld", "note": "ticket 4711"}
@@ -110,8 +99,8 @@ def test_takedown_with_a_public_reason_shows_in_the_410_then_restore(app, client
 
 
 def test_a_record_changes_owner(app, client, auth):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
-    new_id, new_owner = _user(app, "heir@example.org")
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
+    new_id, new_owner = staff_user(app, "heir@example.org")
     rec = published(client, auth)
     recid = rec["record_id"] if "record_id" in rec else rec["id"]
     bad = client.post(f"/api/admin/records/{recid}/owner", json={"email": "nobody@example.org"}, headers=root)
@@ -127,8 +116,8 @@ def run(settings, *argv):
 
 
 def test_the_users_commands_set_roles_block_and_unblock(app, settings, client, capsys):
-    _user(app, "root@example.org", "admin")
-    _, ada = _user(app, "ada@example.org")
+    staff_user(app, "root@example.org", "admin")
+    _, ada = staff_user(app, "ada@example.org")
     assert run(settings, "set-role", "ada@example.org", "moderator") == 0
     assert "is now moderator" in capsys.readouterr().out
     assert run(settings, "block", "ada@example.org", "--reason", "Spam") == 0
@@ -141,7 +130,7 @@ def test_the_users_commands_set_roles_block_and_unblock(app, settings, client, c
 
 
 def test_personal_data_export_resend_and_account_deletion(app, client, auth):
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     rec = published(client, auth)
     with app.extensions["repository"].db.read() as conn:
         owner_id = get_user_by_email(conn, "owner@example.org")["id"]
@@ -170,7 +159,7 @@ def test_owners_actions_are_in_the_audit_log_with_the_changed_metadata(app, clie
 
     from repository.accounts import audit
 
-    _, root = _user(app, "root@example.org", "admin", ("admin",))
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     rec = published(client, auth, title="First title")
     publish(client, auth, edit(client, auth, rec["id"], title="Second title"))
     new_version(client, auth, rec, b"x,y\n3,4\n")

@@ -12,6 +12,7 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     files,
     imports,
     mail,
+    moderation,
     multipart,
     outbox,
     records,

@@ -62,6 +62,9 @@ records = Table(
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),  # last change of the record or of its set membership
     Column("deleted", DateTime, nullable=True),  # tombstone
+    # NULL for a listed record; "pending" while it awaits approval, "hidden" while staff review it (migration 0024,
+    # docs/operators/moderation.md): either way out of search, the sitemaps and OAI-PMH's lists.
+    Column("review", String(16), nullable=True),
     # Set while an embargo is to lift: the worker reindexes the record on that date, then clears it.
     Column("embargo_until", String(10), nullable=True, index=True),
     # The metadata's access_right (migration 0018): with embargo_until, who may see the files, from the columns
