@@ -52,7 +52,7 @@ PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
     ("repository.communities", "repository.datadesc", "repository.metadata"),
     ("repository.records",),
     ("repository.deposits", "repository.oai"),
-    ("repository.releases", "repository.worker", "repository.exports"),  # the background work, over every domain package
+    ("repository.releases", "repository.worker", "repository.exports", "repository.imports"),  # the background work, over every domain package
     ("repository.backup", "repository.services"),
     ("repository.web",),  # HTTP: the request, errors as responses, rate limits, downloads
     ("repository.api", "repository.pages", "repository.serving"),

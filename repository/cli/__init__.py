@@ -28,6 +28,7 @@ from repository.cli import (  # noqa: F401  (each registers its commands)
     database,
     exports,
     fixity,
+    imports,
     index,
     records,
     serving,
