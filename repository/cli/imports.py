@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -27,7 +27,7 @@ class ImportSource:
 SOURCES: dict[str, ImportSource] = {}
 
 
-def source(name: str, arguments: Sequence[Arg]) -> object:
+def source(name: str, arguments: Sequence[Arg]) -> Callable[[Body], Body]:
     """Register the decorated function as `import NAME`; its docstring is the sub-command's description."""
 
     def register(run: Body) -> Body:

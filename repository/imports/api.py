@@ -118,7 +118,8 @@ class ApiImport:
         a search answer or repeats an earlier one ends the listing (noted in the report)."""
         params: dict[str, Any] | None = {"size": PAGE, **({"q": query} if query else {}),
                                           **({"communities": community} if community else {})}
-        url, visited = "/api/records", set()
+        url: str | None = "/api/records"
+        visited: set[str] = set()
         while url:
             try:
                 page = self.source.json(url, params)
@@ -133,7 +134,8 @@ class ApiImport:
                 return
             yield from hits
             visited.add(url)
-            following = (page.get("links") or {}).get("next") if isinstance(page.get("links"), dict) else None
+            links = page.get("links") if isinstance(page, dict) else None
+            following = links.get("next") if isinstance(links, dict) else None
             if following in visited:
                 self.report.listing_error = f"the source gave the page {following} twice"
                 return
@@ -143,7 +145,7 @@ class ApiImport:
         """Every version of `concept`, oldest first, with the files of those not yet imported downloaded."""
         try:
             listed = self._versions(hit)
-        except (SourceError, KeyError, TypeError, ValueError) as exc:
+        except FAILURES as exc:
             return _Concept(concept, [], {}, f"the versions of its concept {concept} cannot be listed: {exc}",
                             listed_as=str(hit["id"]))
         versions, broken = [], None
