@@ -34,6 +34,7 @@ from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
 
 PAGE = 100  # records per page of the source's search and version listings
+BATCH = 50  # versions written in one transaction (each in its own savepoint)
 # What a version can fail with while it is read, checked and written: reported, never raised.
 FAILURES = (SourceError, ApiError, requests.RequestException, urllib3.exceptions.HTTPError, OSError, KeyError,
             TypeError, ValueError, AttributeError)
@@ -90,6 +91,15 @@ class ApiImport:
         version of each; returns the report."""
         seen: set[str] = set()
         pending: deque[Future[_Concept]] = deque()
+        ready: list[_Concept] = []
+
+        def take_one() -> None:
+            nonlocal ready
+            ready.append(pending.popleft().result())
+            if sum(len(c.versions) for c in ready) >= BATCH or not pending:
+                self._write(ready)
+                ready = []
+
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="import") as pool:
             for hit in self._hits(community, query):
                 if not isinstance(hit, dict) or not str(hit.get("id", "")).isdigit():
@@ -107,9 +117,9 @@ class ApiImport:
                     continue
                 pending.append(pool.submit(self._fetch, concept, hit))
                 while len(pending) >= 2 * self.concurrency:
-                    self._write(pending.popleft().result())
+                    take_one()
             while pending:
-                self._write(pending.popleft().result())
+                take_one()
         return self.report
 
     # --- reading the source (the pool's threads) ----------------------------------------------------------
@@ -189,7 +199,7 @@ class ApiImport:
                 response = self.source.get(links.get("download") or links["self"])
                 try:
                     response.raw.decode_content = True  # the checksum is of the bytes, not of a transfer encoding
-                    written = self.store.write(response.raw)
+                    written = self.store.write(response.raw, durable=False)  # synced per batch
                 finally:
                     response.close()
                 stored.append((str(item["key"]), written))
@@ -218,38 +228,47 @@ class ApiImport:
         return {identifier: self._titles[identifier] for identifier in wanted}
 
     # --- writing (the calling thread) ----------------------------------------------------------------------
-    def _write(self, concept: _Concept) -> None:
-        if concept.error is not None:
-            self.report.failed.append((concept.listed_as, concept.error))
-            self._tick()
-            return
-        local = self.done.get((CONCEPT, concept.source_id))
-        broken = None
-        for version in concept.versions:
-            if version.done:
-                self.report.skipped += 1
-                continue
-            if broken is not None and version.error is None:
-                version.error = f"an earlier version ({broken}) was not imported"
-                self._discard(version.files)
-            if version.error is None:
-                try:
-                    with self.db.write() as conn:
-                        recid, local = self._write_version(conn, version, concept, local)
-                except FAILURES as exc:
-                    version.error = _reason(exc)
-                    self._discard(version.files)
-                else:
-                    self.done[(RECORD, version.source_id)] = recid
-                    self.done[(CONCEPT, concept.source_id)] = local
-                    self.report.imported += 1
-                    self.report.files += len(version.files)
-                    self.report.bytes += sum(stored.size for _key, stored in version.files)
-            if version.error is not None:
-                broken = broken or version.source_id
-                self.report.failed.append((version.source_id, version.error))
-                with self.db.write() as conn:
-                    ledger.mark(conn, self.key, RECORD, version.source_id, None, version.error)
+    def _write(self, batch: list[_Concept]) -> None:
+        """Write the versions of `batch` in one transaction, each in a savepoint of its own: a version that fails
+        leaves nothing of itself, its files go, and the others are committed together (one commit and one index
+        update for the batch, as a bulk load)."""
+        written: list[tuple[_Concept, _Version, int, int]] = []
+        failed: list[tuple[str, str]] = []
+        with self.db.write() as conn:
+            for concept in batch:
+                if concept.error is not None:
+                    failed.append((concept.listed_as, concept.error))
+                    continue
+                local = self.done.get((CONCEPT, concept.source_id))
+                broken = None
+                for version in concept.versions:
+                    if version.done:
+                        self.report.skipped += 1
+                        continue
+                    if broken is not None and version.error is None:
+                        version.error = f"an earlier version ({broken}) was not imported"
+                        self._discard(version.files)
+                    if version.error is None:
+                        try:
+                            with conn.begin_nested():
+                                recid, local = self._write_version(conn, version, concept, local)
+                        except FAILURES as exc:
+                            version.error = _reason(exc)
+                            self._discard(version.files)
+                        else:
+                            written.append((concept, version, recid, local))
+                    if version.error is not None:
+                        broken = broken or version.source_id
+                        failed.append((version.source_id, version.error))
+                        ledger.mark(conn, self.key, RECORD, version.source_id, None, version.error)
+            self.store.sync()  # the files were written without an fsync each: on disk before the rows name them
+        for concept, version, recid, local in written:
+            self.done[(RECORD, version.source_id)] = recid
+            self.done[(CONCEPT, concept.source_id)] = local
+            self.report.imported += 1
+            self.report.files += len(version.files)
+            self.report.bytes += sum(stored.size for _key, stored in version.files)
+        self.report.failed += failed
         self._tick()
 
     def _write_version(self, conn: Any, version: _Version, concept: _Concept, local: int | None) -> tuple[int, int]:
