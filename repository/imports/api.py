@@ -21,6 +21,7 @@ from typing import Any
 import requests
 import urllib3
 
+from repository import urls
 from repository.communities import store as communities
 from repository.deposits import pids
 from repository.deposits.imported import ImportedRecord, deposit_metadata, naive_utc, write_published
@@ -128,7 +129,7 @@ class ApiImport:
         a search answer or repeats an earlier one ends the listing (noted in the report)."""
         params: dict[str, Any] | None = {"size": PAGE, **({"q": query} if query else {}),
                                           **({"communities": community} if community else {})}
-        url: str | None = "/api/records"
+        url: str | None = urls.record_api(self.source.base, "")  # the search: `/api/records/`
         visited: set[str] = set()
         while url:
             try:
@@ -174,7 +175,7 @@ class ApiImport:
     def _versions(self, hit: dict[str, Any]) -> list[dict[str, Any]]:
         if not hit.get("conceptrecid"):
             return [hit]
-        url: str | None = (hit.get("links") or {}).get("versions") or f"/api/records/{hit['id']}/versions"
+        url: str | None = (hit.get("links") or {}).get("versions") or urls.record_versions_api(self.source.base, hit["id"])
         params: dict[str, Any] | None = {"size": PAGE, "all_versions": "true"}
         found: dict[str, dict[str, Any]] = {}
         while url:
@@ -220,7 +221,7 @@ class ApiImport:
                   for c in (v.record.get("metadata") or {}).get("communities") or [] if isinstance(c, dict)}
         for identifier in wanted - set(self._titles):
             try:
-                title = str(self.source.json(f"/api/communities/{identifier}").get("title") or identifier)
+                title = str(self.source.json(urls.community_api(self.source.base, identifier)).get("title") or identifier)
             except (SourceError, AttributeError):
                 title = identifier
             with self._titles_lock:

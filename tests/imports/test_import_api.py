@@ -167,7 +167,7 @@ def test_a_failing_source_is_reported_record_by_record_and_a_rerun_takes_what_is
 
 def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, proxy, settings, app) -> None:  # type: ignore[no-untyped-def]
     # The first page of the listing is cut short for good: nothing is listed, the run says so.
-    proxy.faults = [Fault("/api/records?", "cut")]
+    proxy.faults = [Fault("/api/records/?", "cut")]
     services = app.extensions["repository"]
     waits: list[float] = []
     with app.extensions["repository"].db.write() as conn:
@@ -178,7 +178,7 @@ def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, pro
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
     assert report.imported == 0 and "/api/records" in str(report.listing_error)
     # Asked to slow down (a 429 with Retry-After: 7), then told the window is spent: both are waited out.
-    proxy.faults = [Fault("/api/records?", "retry-after", times=1, seconds=7),
+    proxy.faults = [Fault("/api/records/?", "retry-after", times=1, seconds=7),
                     Fault("/versions", "window", times=1, seconds=30)]
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
     assert report.imported == source["count"] and not report.failed and report.listing_error is None
