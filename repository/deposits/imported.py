@@ -16,12 +16,14 @@ from sqlalchemy import Connection, insert
 
 from repository import outbox
 from repository.communities.inclusions import sync_on_publish
-from repository.files import buckets
+from repository.files.keys import check_key, guess_mimetype
 from repository.files.store import StoredFile
 from repository.records.access import access_columns
 from repository.storage.tables.deposits import deposits
 from repository.storage.tables.files import buckets as bucket_rows
+from repository.storage.tables.files import file_instances, objects
 from repository.storage.tables.records import concepts, recids, records
+from repository.timeutil import utcnow
 from repository.vocabularies.resource_types import type_columns
 from serializers.context import RenderContext
 from serializers.jsonformats import legacy_record
@@ -63,14 +65,8 @@ def write_published(conn: Connection, owner_id: int, record: ImportedRecord, con
                                              conceptdoi=record.conceptdoi))
     assert concept is not None
     recid = _new_id(conn, "record", record.created, record.recid)
-    deposit_bucket = str(uuid.uuid4())
-    conn.execute(insert(bucket_rows).values(id=deposit_bucket, locked=False, created=record.created,
-                                            updated=record.created))
-    for key, stored in record.files:
-        buckets.put_object(conn, deposit_bucket, key, stored)
-    # The record's bucket is a snapshot of the deposit's, both locked, as a publish leaves them.
-    record_bucket = buckets.snapshot(conn, deposit_bucket, locked=True)
-    buckets.lock(conn, deposit_bucket)
+    deposit_bucket, record_bucket = str(uuid.uuid4()), str(uuid.uuid4())
+    _write_buckets(conn, (deposit_bucket, record_bucket), record.files, record.created)
     metadata, doi = record.metadata, record.doi
     conn.execute(insert(deposits).values(
         id=recid, conceptrecid=concept, owner_id=owner_id, status="published", editing=False, metadata=None, doi=doi,
@@ -85,6 +81,26 @@ def write_published(conn: Connection, owner_id: int, record: ImportedRecord, con
         sync_on_publish(conn, concept, recid, owner_id, metadata)
     outbox.enqueue(conn, "index", recid)
     return recid, concept
+
+
+def _write_buckets(conn: Connection, ids: Sequence[str], files: Sequence[tuple[str, StoredFile]],
+                   created: dt.datetime) -> None:
+    """The deposit's bucket and the record's, both locked and holding the same file instances, as a publish leaves
+    them (`files.buckets.snapshot`), in a few statements whatever the number of files: bulk imports write many."""
+    now = utcnow()
+    conn.execute(insert(bucket_rows), [{"id": b, "locked": True, "created": created, "updated": created} for b in ids])
+    if not files:
+        return
+    keys = [check_key(key) for key, _stored in files]
+    if len(set(keys)) != len(keys):
+        raise ValueError("two files have the same name")
+    conn.execute(insert(file_instances), [
+        {"id": stored.id, "uri": stored.uri, "size": stored.size, "checksum": stored.checksum,
+         "sha256": stored.sha256, "created": now} for _key, stored in files])
+    conn.execute(insert(objects), [
+        {"version_id": str(uuid.uuid4()), "bucket_id": bucket, "key": key, "file_id": stored.id,
+         "mimetype": guess_mimetype(key), "position": position, "created": now, "updated": now}
+        for bucket in ids for position, (key, (_name, stored)) in enumerate(zip(keys, files, strict=True), 1)])
 
 
 def naive_utc(value: str) -> dt.datetime:

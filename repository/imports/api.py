@@ -84,6 +84,7 @@ class ApiImport:
         self.report = ImportReport()
         self.key = source.base  # the ledger's name of the source
         self.done = ledger.imported(db, self.key)
+        self.failed_before = set(ledger.failures(db, self.key))  # the records the ledger has a failed row for
         self._titles: dict[str, str] = {}
         self._titles_lock = threading.Lock()
 
@@ -299,9 +300,9 @@ class ApiImport:
             created=naive_utc(record["created"]), updated=naive_utc(record.get("updated") or record["created"]),
             revision=int(record.get("revision") or 1), files=version.files)
         recid, local_concept = write_published(conn, self.owner_id, imported, local, new_concept=local is None)
-        ledger.mark(conn, self.key, RECORD, version.source_id, recid)
+        ledger.mark(conn, self.key, RECORD, version.source_id, recid, new=version.source_id not in self.failed_before)
         if local is None:
-            ledger.mark(conn, self.key, CONCEPT, concept.source_id, local_concept)
+            ledger.mark(conn, self.key, CONCEPT, concept.source_id, local_concept, new=True)
         return recid, local_concept
 
     def _discard(self, files: list[tuple[str, StoredFile]]) -> None:

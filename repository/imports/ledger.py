@@ -30,10 +30,11 @@ def failures(db: Database, source: str) -> dict[str, str]:
 
 
 def mark(conn: Connection, source: str, kind: str, source_id: str, local_id: int | None,
-         reason: str | None = None) -> None:
-    """Note that `source_id` of `source` is now `local_id` here, or (`local_id` None) failed for `reason`."""
+         reason: str | None = None, new: bool = False) -> None:
+    """Note that `source_id` of `source` is now `local_id` here, or (`local_id` None) failed for `reason`; `new`:
+    the caller knows the ledger has no row for it yet (one statement instead of two)."""
     values = {"local_id": local_id, "status": "failed" if local_id is None else "imported", "reason": reason,
               "updated": utcnow()}
     where = (import_ledger.c.source == source, import_ledger.c.kind == kind, import_ledger.c.source_id == source_id)
-    if conn.execute(update(import_ledger).where(*where).values(**values)).rowcount == 0:
+    if new or conn.execute(update(import_ledger).where(*where).values(**values)).rowcount == 0:
         conn.execute(insert(import_ledger).values(source=source, kind=kind, source_id=source_id, **values))
