@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project's root
 
@@ -169,11 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args(argv)
     result = measure(args.records, args.versions, args.concurrency, args.rounds)
-    print(json.dumps(result, indent=2))
-    print(summary(result))
     if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(result, handle, indent=2)
+        Path(args.json).write_text(json.dumps(result, indent=2))
+    for number, figures in enumerate(result["rounds"], 1):
+        print(f"round {number}: {json.dumps(figures)}")
+    print(summary(result))
     return 0
 
 
