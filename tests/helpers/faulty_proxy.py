@@ -5,6 +5,7 @@ the links a client follows come back through it."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ class Fault:
     """What to answer for a path containing `where`, `times` times (None: always)."""
 
     where: str
-    kind: str  # status | retry-after | window | garbage | cut | altered
+    kind: str  # status | retry-after | window | garbage | cut | altered | no-creators (records without creators)
     times: int | None = None
     seconds: int = 3  # of retry-after, and the window's reset from now
     status: int = 500  # of `status`
@@ -70,6 +71,11 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
                 extra = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + fault.seconds)}
             elif fault is not None and fault.kind == "garbage":
                 body = b"<html>Service temporarily replaced by a cat</html>"
+            elif fault is not None and fault.kind == "no-creators":
+                page = json.loads(body)
+                for hit in page["hits"]["hits"]:
+                    hit["metadata"].pop("creators", None)
+                body = json.dumps(page).encode()
             elif fault is not None and fault.kind == "altered":
                 body = bytes(reversed(body)) if len(body) > 1 else b"?"
             self.send_response(status)

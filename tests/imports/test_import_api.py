@@ -144,22 +144,27 @@ def proxy(source) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 
 def test_a_failing_source_is_reported_record_by_record_and_a_rerun_takes_what_is_missing(
         source, proxy, settings, app, capsys) -> None:  # type: ignore[no-untyped-def]
-    # The second version's file arrives altered (its checksum fails); the two-file record's versions listing is
-    # gone for good; the restricted one's listing answers garbage once (asked again, it is fine).
+    # The search page answers garbage once (asked again, it is fine); the second version's file arrives altered
+    # (its checksum fails); the two-file record's versions listing is gone for good; the restricted record comes
+    # without creators (its metadata fails validation).
     second_file = urlsplit(source_record(source, source["second"])["files"][0]["links"]["self"]).path
-    proxy.faults = [Fault(second_file, "altered"),
+    proxy.faults = [Fault("/api/records/?", "garbage", times=1), Fault(second_file, "altered"),
                     Fault(f"/api/records/{source['pair']}/versions", "status", status=404),
-                    Fault(f"/api/records/{source['restricted']}/versions", "garbage", times=1)]
+                    Fault(f"/api/records/{source['restricted']}/versions", "no-creators")]
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 1
     out = capsys.readouterr().out
-    assert "imported 2 records" in out
+    assert "imported 1 records" in out
     assert f"failed: record {source['second']}: file 'data.csv': checksum md5:" in out
     assert f"failed: record {source['pair']}: the versions of its concept " in out and "HTTP 404" in out
-    assert count(app, records) == 2  # the first version and the restricted record: nothing half-written
+    assert f"failed: record {source['restricted']}: invalid metadata: metadata.creators: " in out
+    assert count(app, records) == 1  # the first version only: nothing half-written
+    with app.extensions["repository"].db.read() as conn:
+        assert conn.execute(select(func.count()).select_from(import_ledger).where(
+            import_ledger.c.status == "failed")).scalar_one() == 2  # the second version and the restricted one
     proxy.faults = []
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 0
     out = capsys.readouterr().out
-    assert "imported 2 records (3 files, " in out and "2 already there, 0 failed" in out
+    assert "imported 3 records (3 files, " in out and "1 already there, 0 failed" in out
     assert count(app, records) == 4
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 0
     assert "imported 0 records (0 files, 0 bytes), 4 already there, 0 failed" in capsys.readouterr().out
