@@ -22,16 +22,18 @@ class ImportSource:
     summary: str
     arguments: Sequence[Arg]
     run: Body
+    short: str  # one line for `import --help`
 
 
 SOURCES: dict[str, ImportSource] = {}
 
 
-def source(name: str, arguments: Sequence[Arg]) -> Callable[[Body], Body]:
-    """Register the decorated function as `import NAME`; its docstring is the sub-command's description."""
+def source(name: str, short: str, arguments: Sequence[Arg]) -> Callable[[Body], Body]:
+    """Register the decorated function as `import NAME` (`short`: its line in the list); its docstring is the
+    sub-command's description."""
 
     def register(run: Body) -> Body:
-        SOURCES[name] = ImportSource((run.__doc__ or "").strip(), arguments, run)
+        SOURCES[name] = ImportSource((run.__doc__ or "").strip(), arguments, run, short)
         return run
 
     return register
@@ -40,7 +42,7 @@ def source(name: str, arguments: Sequence[Arg]) -> Callable[[Body], Body]:
 def _sub_commands(parser: argparse.ArgumentParser) -> None:
     subs = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
     for name, declared in SOURCES.items():
-        sub = subs.add_parser(name, help=declared.summary.splitlines()[0], description=declared.summary)
+        sub = subs.add_parser(name, help=declared.short, description=declared.summary)
         for flags, options in declared.arguments:
             sub.add_argument(*flags, **options)
         sub.set_defaults(body=declared.run)
@@ -55,7 +57,7 @@ def import_(args: argparse.Namespace, ctx: Context) -> int:
     return int(code)
 
 
-@source("dump", [
+@source("dump", "a full public export of another instance, into an empty instance", [
     arg("file", type=Path, metavar="FILE", help="the export: its folder or its manifest.json"),
     arg("--owner", required=True, help="e-mail address of the user who will own the records (created if new)"),
     arg("--quiet", action="store_true", help="no progress bar"),
@@ -101,7 +103,7 @@ def _concurrency(value: str) -> int:
     return int(value)
 
 
-@source("api", [
+@source("api", "the published records of a service that speaks this API, with their files", [
     arg("base_url", type=_base_url, metavar="BASE_URL",
         help="the source's base URL (https://zenodo.org, or another instance of this service)"),
     arg("--community", help="only the records of this community (its identifier at the source)"),
