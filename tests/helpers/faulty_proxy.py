@@ -21,7 +21,8 @@ class Fault:
     """What to answer for a path containing `where`, `times` times (None: always)."""
 
     where: str
-    kind: str  # status | retry-after | window | garbage | cut | altered | no-creators (records without creators)
+    kind: str  # status | retry-after | window | garbage | cut | altered | no-creators (records without
+    # creators) | duplicate (a search page listing its first hit twice)
     times: int | None = None
     seconds: int = 3  # of retry-after, and the window's reset from now
     status: int = 500  # of `status`
@@ -71,10 +72,13 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
                 extra = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + fault.seconds)}
             elif fault is not None and fault.kind == "garbage":
                 body = b"<html>Service temporarily replaced by a cat</html>"
-            elif fault is not None and fault.kind == "no-creators":
+            elif fault is not None and fault.kind in ("no-creators", "duplicate"):
                 page = json.loads(body)
                 for hit in page["hits"]["hits"]:
-                    hit["metadata"].pop("creators", None)
+                    if fault.kind == "no-creators":
+                        hit["metadata"].pop("creators", None)
+                if fault.kind == "duplicate":
+                    page["hits"]["hits"].append(page["hits"]["hits"][0])
                 body = json.dumps(page).encode()
             elif fault is not None and fault.kind == "altered":
                 body = bytes(reversed(body)) if len(body) > 1 else b"?"

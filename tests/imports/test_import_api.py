@@ -182,11 +182,13 @@ def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, pro
     http = Source(proxy.url, verify=source["server"]["cert"], sleep=waits.append)
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
     assert report.imported == 0 and "/api/records" in str(report.listing_error)
-    # Asked to slow down (a 429 with Retry-After: 7), then told the window is spent: both are waited out.
+    # Asked to slow down (a 429 with Retry-After: 7), then told the window is spent: both are waited out. The
+    # page that comes then lists a record twice: it is taken once and reported.
     proxy.faults = [Fault("/api/records/?", "retry-after", times=1, seconds=7),
-                    Fault("/versions", "window", times=1, seconds=30)]
+                    Fault("/api/records/?", "duplicate", times=1), Fault("/versions", "window", times=1, seconds=30)]
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
     assert report.imported == source["count"] and not report.failed and report.listing_error is None
+    assert len(report.duplicates) == 1
     assert 7 in waits and any(25 <= w <= 31 for w in waits)
     assert ApiImport(services.db, services.files, http, owner).run().skipped == source["count"]
     http.close()
