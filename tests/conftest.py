@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 import pytest
 import requests
 from helpers.clock import Clock
+from helpers.databases import drop_database, empty_database
 from helpers.http import free_port, https_client
 from helpers.opensearch_node import drop_indices
 from sqlalchemy import URL, create_engine, make_url, text
@@ -48,7 +49,7 @@ TEST_SEARCH = os.environ.get("TEST_SEARCH", "embedded")
 VOCABULARY_TABLES = {"licenses", "license_aliases", "funders", "grants"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Fixtures that start the real server (gunicorn over TLS): seconds each, so their tests are `slow`.
-LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers"}
+LIVE_SERVER_FIXTURES = {"live_server", "live_server_3_workers", "live_server_moderated", "second_live_server"}
 # Parameter values that put a test on the real OpenSearch node (the search suites' backends and wire modes).
 OPENSEARCH_PARAMS = {"opensearch", "node"}
 # Where test folders go when the machine has one (Linux mounts a tmpfs there): pytest_configure.
@@ -468,18 +469,28 @@ def live_server_moderated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     yield from _serve(tmp_path_factory, "--workers", "2", "--threads", "2", settings={"MODERATE_FIRST_DEPOSITS": "true"})
 
 
+@pytest.fixture(scope="module")
+def second_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Another instance of the service, with its own database and without rate limits, for the tests that move
+    records between instances (`import api`): the real server over TLS, as `live_server`."""
+    url = empty_database(tmp_path_factory.mktemp("second-db"), "second")
+    yield from _serve(tmp_path_factory, "--workers", "2", "--threads", "2",
+                      settings={"DATABASE_URL": url, "AUTO_MIGRATE": "true", "RATELIMIT_ENABLED": "false"})
+    drop_database(url)
+
+
 def _serve(tmp_path_factory: pytest.TempPathFactory, *serve_args: str,
            settings: Mapping[str, str] | None = None) -> Iterator[dict]:
     instance = tmp_path_factory.mktemp("live")
     port = free_port()
     env = {
         **os.environ,
-        **(settings or {}),
         "INSTANCE_PATH": str(instance),
         "BASE_URL": f"https://127.0.0.1:{port}",
         "SECRET_KEY": "live-secret",
     }
     env["DATABASE_URL"] = TEST_DATABASE_URL or f"sqlite:///{instance}/repository.db"
+    env.update(settings or {})
     log = open(instance / "server.log", "w")
     proc = subprocess.Popen(
         [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), *serve_args],

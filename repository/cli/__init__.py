@@ -29,7 +29,7 @@ from repository.cli import (  # noqa: F401  (each registers its commands)
     exports,
     fixity,
     harvests,
-    importing,
+    imports,
     index,
     records,
     serving,

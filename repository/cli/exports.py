@@ -1,4 +1,4 @@
-"""Full public exports (docs/operators/export.md): writing one now, and loading one into an empty instance."""
+"""Full public exports (docs/operators/export.md): writing one now (loading one is `import dump`, in `imports.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-from repository.cli.importing import source
 from repository.cli.preamble import CommandError, Context, arg, command
 
 
@@ -41,38 +40,3 @@ def export(args: argparse.Namespace, ctx: Context) -> int:
     elapsed = time.monotonic() - started
     print(f"exported {manifest['records']} records to {Path(root) / manifest['id']} in {elapsed:.1f} s")
     return 0
-
-
-@source("dump", summary="a full public export, into an empty instance", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
-    arg("file", type=Path, metavar="FILE", help="the export: its folder or its manifest.json"),
-    arg("--owner", required=True, help="e-mail address of the user who will own the records (created if new)"),
-    arg("--quiet", action="store_true", help="no progress bar"),
-])
-def import_dump(args: argparse.Namespace, ctx: Context) -> int:
-    """Load a full public export into an empty instance: the same records (ids, versions, concept ids, DOIs and
-    metadata; the DOIs are never registered again), searchable at the end. The export's SHA-256 is checked first;
-    a wrong one is refused. Rerun after an interruption, it loads only what is missing. Exit code: 0 loaded, 1
-    loaded with records that failed (listed with their reasons), 2 nothing loaded."""
-    from tqdm import tqdm
-
-    from repository.accounts.tokens import create_user
-    from repository.exports.dump import DumpError, load
-
-    services = ctx.services
-    with services.db.write() as conn:
-        owner_id = create_user(conn, args.owner)
-    started = time.monotonic()
-    with tqdm(unit="rec", disable=args.quiet, file=sys.stderr) as bar:
-        try:
-            report = load(services.db, str(args.file), owner_id, progress=lambda count: bar.update(count - bar.n))
-        except DumpError as exc:
-            raise CommandError(str(exc)) from exc
-    while services.indexer.apply_index_rows():  # what the commits' own indexing left (it takes 500 at a time)
-        pass
-    print(f"loaded {report.loaded} records, {report.skipped} already there, {len(report.failed)} failed, in "
-          f"{time.monotonic() - started:.1f} s")
-    if report.dropped_communities:
-        print(f"{report.dropped_communities} record(s) listed communities, which are not carried over")
-    for recid, reason in report.failed:
-        print(f"failed: record {recid}: {reason}")
-    return 1 if report.failed else 0

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from repository.cli.importing import source
+from repository.cli.imports import source
 from repository.cli.preamble import CommandError, Context, arg
 
 
@@ -19,12 +19,7 @@ def _owner(ctx: Context, email: str) -> int:
         return create_user(conn, email)
 
 
-def _index(ctx: Context) -> None:
-    while ctx.services.indexer.apply_index_rows():  # what the commits' own indexing left (it takes 500 at a time)
-        pass
-
-
-@source("oai", summary="an OAI-PMH repository, as metadata-only records", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
+@source("oai", "an OAI-PMH repository, as metadata-only records", [
     arg("url", metavar="OAI_URL", help="the repository's OAI-PMH base URL"),
     arg("--prefix", required=True, choices=["oai_datacite", "datacite", "oai_dc"], help="the metadata format to harvest"),
     arg("--set", dest="set_spec", help="harvest only this set"),
@@ -57,14 +52,13 @@ def import_oai(args: argparse.Namespace, ctx: Context) -> int:
         report = import_oai(ctx.services.db, ctx.settings, owner_id, Source(args.url, args.prefix, args.set_spec),
                             Fetcher(args.url, retries=args.retries, backoff=args.backoff), args.from_,
                             progress=lambda count: bar.update(count - bar.n))
-    _index(ctx)
     for line in report.lines():
         print(line)
     print(f"in {time.monotonic() - started:.1f} s")
     return 1 if report.failed or report.stopped else 0
 
 
-@source("csv", summary="a spreadsheet of records, with their files", needs="services", overrides={"BACKGROUND_WORKER": False}, arguments=[
+@source("csv", "a spreadsheet of records, with their files", [
     arg("file", type=Path, metavar="FILE", help="the spreadsheet, as CSV (UTF-8); with --template, where to write one"),
     arg("--template", action="store_true", help="write the template (the columns and an example row) to FILE"),
     arg("--owner", help="e-mail address of the owner of the rows without an owner column"),
@@ -105,7 +99,6 @@ def import_csv(args: argparse.Namespace, ctx: Context) -> int:
     with tqdm(total=len(rows), unit="row", disable=args.quiet, file=sys.stderr) as bar:
         report = csv_rows.import_rows(ctx.services.db, ctx.settings, ctx.services.files, rows, key, args.publish,
                                       progress=lambda count: bar.update(count - bar.n))
-    _index(ctx)
     report.skipped = [(row.ident, "already imported") for row in done]
     for line in report.lines():
         print(line)

@@ -73,14 +73,12 @@ class Context:
 
     parser: argparse.ArgumentParser  # for a usage error found after parsing (`ctx.parser.error(...)`)
     unknown: list[str]  # the arguments a `passes_unknown` command did not declare
-    given: Settings | None = None  # the settings handed in (a test's), for a command that runs another
     _settings: Settings | None = None
     _db: Database | None = None
     _services: Services | None = None
 
     def prepare(self, cmd: Command, given: Settings | None) -> None:
         """The settings (`given`, else the environment's), then the database or the services, each made once."""
-        self.given = given
         if cmd.needs == "nothing":
             return
         overrides = dict(cmd.overrides)

@@ -6,37 +6,27 @@ is verified first; a wrong one is refused before anything is written. A rerun lo
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import hashlib
 import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, insert, select, text
+from sqlalchemy import select, text
 
-from repository import outbox
+from repository.deposits.imported import ImportedRecord, deposit_metadata, naive_utc, write_published
 from repository.errors import ValidationError
 from repository.exports import folder
 from repository.metadata import MetadataLookups
 from repository.metadata.rules import validate_for_publish
-from repository.records.access import access_columns
 from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
-from repository.storage.tables.deposits import deposits
-from repository.storage.tables.files import buckets
-from repository.storage.tables.records import concepts, recids, records
-from repository.vocabularies.resource_types import type_columns
-from serializers.jsonformats import legacy_record
+from repository.storage.tables.records import recids
 
 BATCH = 500
 CHUNK = 1 << 20
-# What the record shape shows that a deposit does not take back: its DOI lives in the row, and communities are
-# inclusion requests a new instance has no communities for.
-_NOT_DEPOSITED = ("prereserve_doi", "doi", "communities")
 
 
 class DumpError(Exception):
@@ -131,62 +121,30 @@ def _load_batch(db: Database, batch: list[dict[str, Any]], owner_id: int, presen
         lookups = DatabaseLookups(conn)
         for record in batch:
             try:
-                rows = _rows(record, owner_id, lookups, report)
+                imported = _imported(record, lookups, report)
             except (ValidationError, KeyError, TypeError, ValueError) as exc:
-                report.failed.append((int(record.get("id", 0)), _reason(exc)))
+                report.failed.append((int(record.get("id", 0)), reason(exc)))
                 continue
-            _insert(conn, rows, present)
-            outbox.enqueue(conn, "index", rows["records"]["id"])
-            present.update((rows["records"]["id"], rows["records"]["conceptrecid"]))
+            concept = int(record["conceptrecid"])
+            write_published(conn, owner_id, imported, concept, new_concept=concept not in present)
+            present.update((int(record["id"]), concept))
             report.loaded += 1
 
 
-def _reason(exc: Exception) -> str:
+def reason(exc: Exception) -> str:
+    """An exception as a report's line: the fields a validation error names, or the exception itself."""
     errors = getattr(exc, "errors", None)
     if errors:
         return "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors)
     return f"{type(exc).__name__}: {exc}"
 
 
-def _rows(record: dict[str, Any], owner_id: int, lookups: MetadataLookups, report: LoadReport) -> dict[str, Any]:
-    """The rows a publish would have left for `record` (an export line), its metadata validated as a deposit's."""
-    from serializers.context import RenderContext
-
-    deposited = legacy_record(record, RenderContext())["metadata"]
-    if deposited.get("communities"):
+def _imported(record: dict[str, Any], lookups: MetadataLookups, report: LoadReport) -> ImportedRecord:
+    """What a publish would have written for `record` (an export line), its metadata validated as a deposit's."""
+    deposited, communities = deposit_metadata(record)
+    if communities:
         report.dropped_communities += 1
-    metadata = validate_for_publish({k: v for k, v in deposited.items() if k not in _NOT_DEPOSITED}, lookups)
-    recid, concept = int(record["id"]), int(record["conceptrecid"])
-    created, updated = _time(record["created"]), _time(record["updated"])
-    deposit_bucket, record_bucket = str(uuid.uuid4()), str(uuid.uuid4())
-    doi = str(record["doi"])
-    return {
-        "concept": {"id": concept, "owner_id": owner_id, "created": created, "lock_version": 0,
-                    "conceptdoi": record.get("conceptdoi")},
-        "buckets": [{"id": b, "locked": True, "created": created, "updated": created}
-                    for b in (deposit_bucket, record_bucket)],
-        "deposit": {"id": recid, "conceptrecid": concept, "owner_id": owner_id, "status": "published",
-                    "editing": False, "metadata": None, "doi": doi, "doi_external": True, "prereserved": False,
-                    "bucket_id": deposit_bucket, "created": created, "modified": updated},
-        "records": {"id": recid, "conceptrecid": concept, "owner_id": owner_id, "metadata": metadata,
-                    **type_columns(metadata), "doi": doi.lower(), "doi_external": True, "bucket_id": record_bucket,
-                    "revision": int(record.get("revision", 1)), "integrated": True, **access_columns(metadata),
-                    "created": created, "updated": updated, "deleted": None, "views": 0, "downloads": 0,
-                    "volume": 0},
-    }
-
-
-def _insert(conn: Connection, rows: dict[str, Any], present: set[int]) -> None:
-    concept = rows["concept"]
-    if concept["id"] not in present:
-        conn.execute(insert(recids).values(id=concept["id"], kind="concept", created=concept["created"]))
-        conn.execute(insert(concepts).values(**concept))
-    record = rows["records"]
-    conn.execute(insert(recids).values(id=record["id"], kind="record", created=record["created"]))
-    conn.execute(insert(buckets), rows["buckets"])
-    conn.execute(insert(deposits).values(**rows["deposit"]))
-    conn.execute(insert(records).values(**record))
-
-
-def _time(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value).astimezone(dt.UTC).replace(tzinfo=None)
+    metadata = validate_for_publish(deposited, lookups)
+    return ImportedRecord(metadata=metadata, doi=str(record["doi"]), conceptdoi=record.get("conceptdoi"),
+                          created=naive_utc(record["created"]), updated=naive_utc(record["updated"]),
+                          revision=int(record.get("revision", 1)), recid=int(record["id"]))

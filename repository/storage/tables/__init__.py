@@ -10,6 +10,7 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     deposits,
     derived,
     files,
+    import_ledger,
     imports,
     mail,
     moderation,

@@ -1,0 +1,337 @@
+"""Importing the published records of a service that speaks this API (the reference service, another instance of
+this one): `repository-admin import api BASE_URL` (docs/operators/migration.md#importing-from-another-service).
+
+Each concept found by the source's search is taken with every version, in version order, their files streamed
+into the file store and checked against the source's checksums, their DOIs kept (never registered again here),
+their communities created when missing, and the original linked (`isIdenticalTo` its landing page, its API address
+as an alternate identifier). Threads (`concurrency`) read the source and download; the calling thread writes each
+version in one transaction with its ledger row, so nothing half-written is ever visible and a rerun takes exactly
+what is missing. A version that fails stops the later versions of its concept (they would otherwise be numbered
+before it), each reported with the source id and the reason; the other concepts go on."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import urllib3
+
+from repository import urls
+from repository.communities import store as communities
+from repository.deposits import pids
+from repository.deposits.imported import ImportedRecord, deposit_metadata, naive_utc, write_published
+from repository.errors import ApiError
+from repository.files.store import FileStore, StoredFile
+from repository.imports import api_ledger as ledger
+from repository.imports.api_ledger import CONCEPT, RECORD
+from repository.imports.source import Source, SourceError
+from repository.metadata.rules import validate_for_publish
+from repository.records.lookups import DatabaseLookups
+from repository.storage import Database
+
+PAGE = 100  # records per page of the source's search and version listings
+BATCH = 50  # versions written in one transaction (each in its own savepoint)
+# What a version can fail with while it is read, checked and written: reported, never raised.
+FAILURES = (SourceError, ApiError, requests.RequestException, urllib3.exceptions.HTTPError, OSError, KeyError,
+            TypeError, ValueError, AttributeError)
+
+
+@dataclass
+class ImportReport:
+    """What a run did: versions imported now, already there (an earlier run's), failed (source id, reason),
+    entries the source listed twice, the files and bytes transferred, and why the listing stopped early."""
+
+    imported: int = 0
+    skipped: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+    listing_error: str | None = None
+
+
+@dataclass
+class _Version:
+    source_id: str
+    record: dict[str, Any]
+    files: list[tuple[str, StoredFile]] = field(default_factory=list)
+    error: str | None = None
+    done: bool = False  # imported by an earlier run
+
+
+@dataclass
+class _Concept:
+    source_id: str
+    versions: list[_Version]
+    titles: dict[str, str]  # the titles of the communities its versions list, as the source has them
+    error: str | None = None
+    listed_as: str = ""  # the record id the search gave for it
+
+
+class ApiImport:
+    """One run of an import from `source` into `db` and `store`, owned by `owner_id`."""
+
+    def __init__(self, db: Database, store: FileStore, source: Source, owner_id: int, concurrency: int = 4,
+                 progress: Callable[[int], object] | None = None) -> None:
+        self.db, self.store, self.source, self.owner_id = db, store, source, owner_id
+        self.concurrency = max(1, concurrency)
+        self.progress = progress
+        self.report = ImportReport()
+        self.key = source.base  # the ledger's name of the source
+        self.done = ledger.imported(db, self.key)
+        self.failed_before = set(ledger.failures(db, self.key))  # the records the ledger has a failed row for
+        self._titles: dict[str, str] = {}
+        self._titles_lock = threading.Lock()
+
+    def run(self, community: str | None = None, query: str | None = None) -> ImportReport:
+        """Import every published record the source's search gives for `query` in `community`, with every
+        version of each; returns the report."""
+        seen: set[str] = set()
+        pending: deque[Future[_Concept]] = deque()
+        ready: list[_Concept] = []
+
+        def take_one() -> None:
+            nonlocal ready
+            ready.append(pending.popleft().result())
+            if sum(len(c.versions) for c in ready) >= BATCH or not pending:
+                self._write(ready)
+                ready = []
+
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="import") as pool:
+            for hit in self._hits(community, query):
+                if not isinstance(hit, dict) or not str(hit.get("id", "")).isdigit():
+                    self.report.failed.append((str(hit.get("id", "?")) if isinstance(hit, dict) else "?",
+                                               "a search hit without a record id"))
+                    continue
+                concept = str(hit.get("conceptrecid") or hit["id"])
+                if concept in seen:
+                    self.report.duplicates.append(str(hit["id"]))
+                    continue
+                seen.add(concept)
+                if (RECORD, str(hit["id"])) in self.done:  # its newest version is here, so are the others
+                    self.report.skipped += _version_count(hit)
+                    self._tick()
+                    continue
+                pending.append(pool.submit(self._fetch, concept, hit))
+                while len(pending) >= 2 * self.concurrency:
+                    take_one()
+            while pending:
+                take_one()
+        return self.report
+
+    # --- reading the source (the pool's threads) ----------------------------------------------------------
+    def _hits(self, community: str | None, query: str | None) -> Iterator[Any]:
+        """The hits of the source's search, page by page along `links.next`; a page that fails for good, is not
+        a search answer or repeats an earlier one ends the listing (noted in the report)."""
+        params: dict[str, Any] | None = {"size": PAGE, **({"q": query} if query else {}),
+                                          **({"communities": community} if community else {})}
+        url: str | None = urls.record_api(self.source.base, "")  # the search: `/api/records/`
+        visited: set[str] = set()
+        while url:
+            try:
+                page = self.source.json(url, params)
+                hits = page["hits"]["hits"]
+                if not isinstance(hits, list):
+                    raise TypeError("hits.hits is not a list")
+            except SourceError as exc:
+                self.report.listing_error = str(exc)
+                return
+            except (KeyError, TypeError) as exc:
+                self.report.listing_error = f"{url}: not a search answer ({type(exc).__name__}: {exc})"
+                return
+            yield from hits
+            visited.add(url)
+            links = page.get("links") if isinstance(page, dict) else None
+            following = links.get("next") if isinstance(links, dict) else None
+            if following in visited:
+                self.report.listing_error = f"the source gave the page {following} twice"
+                return
+            url, params = (following if hits else None), None
+
+    def _fetch(self, concept: str, hit: dict[str, Any]) -> _Concept:
+        """Every version of `concept`, oldest first, with the files of those not yet imported downloaded."""
+        try:
+            listed = self._versions(hit)
+        except FAILURES as exc:
+            return _Concept(concept, [], {}, f"the versions of its concept {concept} cannot be listed: {exc}",
+                            listed_as=str(hit["id"]))
+        versions, broken = [], None
+        for record in listed:
+            version = _Version(str(record["id"]), record, done=(RECORD, str(record["id"])) in self.done)
+            if not version.done and broken is not None:
+                version.error = f"an earlier version ({broken}) was not imported"
+            elif not version.done:
+                try:
+                    version.files = self._download(record)
+                except FAILURES as exc:
+                    version.error, broken = _reason(exc), version.source_id
+            versions.append(version)
+        return _Concept(concept, versions, self._community_titles(versions))
+
+    def _versions(self, hit: dict[str, Any]) -> list[dict[str, Any]]:
+        if not hit.get("conceptrecid"):
+            return [hit]
+        url: str | None = (hit.get("links") or {}).get("versions") or urls.record_versions_api(self.source.base, hit["id"])
+        params: dict[str, Any] | None = {"size": PAGE, "all_versions": "true"}
+        found: dict[str, dict[str, Any]] = {}
+        while url:
+            page = self.source.json(url, params)
+            hits = page["hits"]["hits"]
+            for record in hits:
+                if str(record.get("conceptrecid")) == str(hit["conceptrecid"]):
+                    found.setdefault(str(record["id"]), record)
+            following = (page.get("links") or {}).get("next")
+            url, params = (following if hits and following != url else None), None
+        if str(hit["id"]) not in found:
+            found[str(hit["id"])] = hit
+        return sorted(found.values(), key=lambda r: (_version_index(r), int(r["id"])))
+
+    def _download(self, record: dict[str, Any]) -> list[tuple[str, StoredFile]]:
+        """The record's files, streamed into the store and checked against the source's size and MD5; on any
+        failure nothing of them is left in the store."""
+        stored: list[tuple[str, StoredFile]] = []
+        try:
+            for item in record.get("files") or []:
+                links = item.get("links") or {}
+                response = self.source.get(links.get("download") or links["self"])
+                try:
+                    response.raw.decode_content = True  # the checksum is of the bytes, not of a transfer encoding
+                    written = self.store.write(response.raw, durable=False)  # synced per batch
+                finally:
+                    response.close()
+                stored.append((str(item["key"]), written))
+                expected = str(item.get("checksum", ""))
+                if expected.removeprefix("md5:") != written.checksum.removeprefix("md5:"):
+                    raise ValueError(f"file {item['key']!r}: checksum {written.checksum} after the transfer, the "
+                                     f"source says {expected or 'nothing'}")
+                if int(item.get("size", written.size)) != written.size:
+                    raise ValueError(f"file {item['key']!r}: {written.size} bytes arrived, the source says "
+                                     f"{item['size']}")
+        except BaseException:
+            self._discard(stored)
+            raise
+        return stored
+
+    def _community_titles(self, versions: list[_Version]) -> dict[str, str]:
+        wanted = {str(c.get("id")) for v in versions if not v.done and not v.error
+                  for c in (v.record.get("metadata") or {}).get("communities") or [] if isinstance(c, dict)}
+        for identifier in wanted - set(self._titles):
+            try:
+                title = str(self.source.json(urls.community_api(self.source.base, identifier)).get("title") or identifier)
+            except (SourceError, AttributeError):
+                title = identifier
+            with self._titles_lock:
+                self._titles[identifier] = title
+        return {identifier: self._titles[identifier] for identifier in wanted}
+
+    # --- writing (the calling thread) ----------------------------------------------------------------------
+    def _write(self, batch: list[_Concept]) -> None:
+        """Write the versions of `batch` in one transaction, each in a savepoint of its own: a version that fails
+        leaves nothing of itself, its files go, and the others are committed together (one commit and one index
+        update for the batch, as a bulk load)."""
+        written: list[tuple[_Concept, _Version, int, int]] = []
+        failed: list[tuple[str, str]] = []
+        with self.db.write() as conn:
+            for concept in batch:
+                if concept.error is not None:
+                    failed.append((concept.listed_as, concept.error))
+                    continue
+                local = self.done.get((CONCEPT, concept.source_id))
+                broken = None
+                for version in concept.versions:
+                    if version.done:
+                        self.report.skipped += 1
+                        continue
+                    if broken is not None and version.error is None:
+                        version.error = f"an earlier version ({broken}) was not imported"
+                        self._discard(version.files)
+                    if version.error is None:
+                        try:
+                            with conn.begin_nested():
+                                recid, local = self._write_version(conn, version, concept, local)
+                        except FAILURES as exc:
+                            version.error = _reason(exc)
+                            self._discard(version.files)
+                        else:
+                            written.append((concept, version, recid, local))
+                    if version.error is not None:
+                        broken = broken or version.source_id
+                        failed.append((version.source_id, version.error))
+                        ledger.mark(conn, self.key, RECORD, version.source_id, None, version.error)
+            self.store.sync()  # the files were written without an fsync each: on disk before the rows name them
+        for concept, version, recid, local in written:
+            self.done[(RECORD, version.source_id)] = recid
+            self.done[(CONCEPT, concept.source_id)] = local
+            self.report.imported += 1
+            self.report.files += len(version.files)
+            self.report.bytes += sum(stored.size for _key, stored in version.files)
+        self.report.failed += failed
+        self._tick()
+
+    def _write_version(self, conn: Any, version: _Version, concept: _Concept, local: int | None) -> tuple[int, int]:
+        record = version.record
+        deposited, listed = deposit_metadata(record)
+        links = record.get("links") or {}
+        related = list(deposited.get("related_identifiers") or [])
+        if links.get("html"):
+            related.append({"identifier": links["html"], "relation": "isIdenticalTo", "scheme": "url"})
+        if links.get("self"):
+            related.append({"identifier": links["self"], "relation": "isAlternateIdentifier", "scheme": "url"})
+        deposited["related_identifiers"] = related
+        for identifier in listed:
+            if not communities.exists(conn, identifier):
+                communities.create(conn, self.owner_id, {"identifier": identifier,
+                                                         "title": concept.titles.get(identifier, identifier)})
+        if listed:
+            deposited["communities"] = [{"identifier": identifier} for identifier in listed]
+        metadata = validate_for_publish(deposited, DatabaseLookups(conn))
+        doi = str(record.get("doi") or "")
+        if not doi:
+            raise ValueError("the record has no DOI")
+        if pids.doi_taken(conn, doi, 0):
+            raise ValueError(f"its DOI {doi} belongs to another record here")
+        imported = ImportedRecord(
+            metadata=metadata, doi=doi, conceptdoi=record.get("conceptdoi") or None,
+            created=naive_utc(record["created"]), updated=naive_utc(record.get("updated") or record["created"]),
+            revision=int(record.get("revision") or 1), files=version.files)
+        recid, local_concept = write_published(conn, self.owner_id, imported, local, new_concept=local is None)
+        ledger.mark(conn, self.key, RECORD, version.source_id, recid, new=version.source_id not in self.failed_before)
+        if local is None:
+            ledger.mark(conn, self.key, CONCEPT, concept.source_id, local_concept, new=True)
+        return recid, local_concept
+
+    def _discard(self, files: list[tuple[str, StoredFile]]) -> None:
+        for _key, stored in files:
+            self.store.remove(stored.uri)
+
+    def _tick(self) -> None:
+        if self.progress is not None:
+            self.progress(self.report.imported + self.report.skipped + len(self.report.failed))
+
+
+def _version_index(record: dict[str, Any]) -> int:
+    try:
+        return int(record["metadata"]["relations"]["version"][0]["index"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return 0
+
+
+def _version_count(hit: dict[str, Any]) -> int:
+    try:
+        return max(1, int(hit["metadata"]["relations"]["version"][0]["count"]))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return 1
+
+
+def _reason(exc: BaseException) -> str:
+    errors = getattr(exc, "errors", None)
+    if errors:
+        return "invalid metadata: " + "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors)
+    if isinstance(exc, (SourceError, ValueError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
