@@ -28,7 +28,7 @@ BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.
 def test_export_holds_what_the_api_answers_for_each_public_record(app, client, settings, corpus, tmp_path) -> None:
     # Counted reads, so that a version's totals differ from its concept's (both are in each record's `stats`).
     services = app.extensions["repository"]
-    services.clock = lambda: dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)  # sessions long closed
+    services.clock = lambda: dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)  # sessions long closed
     for recid in (corpus["open"], corpus["second"]):
         assert client.get(f"/api/records/{recid}", headers={"User-Agent": BROWSER}).status_code == 200
     services.indexer.run_pass()
