@@ -99,12 +99,15 @@ def test_the_numbers_are_those_of_the_metrics(app, client, auth):
     services = app.extensions["repository"]
     with services.db.read() as conn:
         now = jobs.readings(conn, services.db, services.files.root)
-    assert facts["database_bytes"] == now.database_bytes
+    # PostgreSQL's size moves with its own housekeeping between two reads; SQLite's pages stay put.
+    assert abs(facts["database_bytes"] - now.database_bytes) <= facts["database_bytes"] // 20
     assert facts["outbox"]["pending"] == now.outbox.pending == 0
     from repository.web.metrics import StateCollector
 
     gauges = {m.name: m.samples[0].value for m in StateCollector(services).collect() if m.samples}
-    assert gauges["repository_database_bytes"] == facts["database_bytes"]
+    assert abs(gauges["repository_database_bytes"] - now.database_bytes) <= now.database_bytes // 20
+    if services.db.is_sqlite:
+        assert gauges["repository_database_bytes"] == now.database_bytes == facts["database_bytes"]
     assert gauges["repository_outbox_pending"] == facts["outbox"]["pending"]
     assert gauges["repository_mail_outbox_pending"] == facts["mail_outbox"]["pending"]
     assert abs(gauges["repository_disk_free_bytes"] - facts["disk_free_bytes"]) < 64 * 1024 * 1024
