@@ -184,7 +184,10 @@ def sign_up() -> Response:
     form = SignUpForm()
     with services().db.read() as conn:
         version = terms.current_version(conn) if settings.SIGNUP_REQUIRES_TERMS else None
-    if form.validate_on_submit() and _terms_accepted(form, version):
+    valid = form.validate_on_submit()
+    if form.is_submitted() and not _terms_accepted(form, version):  # its error beside the others, all at once
+        valid = False
+    if valid:
         throttle("signup", form.email.data, mailed=True)
         try:
             with services().db.write() as conn:

@@ -10,9 +10,11 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 
 import pytest
-from helpers.browser import PHONE, api_session, browser_session, check_page, screenshot
+from helpers.browser import PHONE, api_session, browser_session, check_page
+from helpers.browser import check_and_photograph as _check
 from helpers.http import ROOT
 
 from repository import outbox
@@ -31,6 +33,14 @@ The repository of the **Example University** ({TAG}).
 <script>document.title = "owned"</script>
 [a link that must not run](javascript:document.title='owned')
 """
+
+
+@pytest.fixture(scope="module", autouse=True)
+def terms_at_sign_up() -> Iterator[None]:
+    # Module-scoped and autouse: set before the module's live server starts, which reads it from its environment.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SIGNUP_REQUIRES_TERMS", "true")
+        yield
 
 
 def _run(live_server: dict, *argv: str, stdin: str = "") -> str:
@@ -70,11 +80,6 @@ def _failing_entry(live_server: dict, recid: int) -> int:
         db.engine.dispose()
 
 
-def _check(page, what: str, name: str) -> None:  # type: ignore[no-untyped-def]
-    check_page(page, what)
-    screenshot(page, name)
-
-
 def test_an_administrator_runs_jobs_and_brands_the_site_in_a_browser(live_server):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     expect = sync_api.expect
@@ -84,7 +89,7 @@ def test_an_administrator_runs_jobs_and_brands_the_site_in_a_browser(live_server
     recid = _publish(live_server)
     entry_id = _failing_entry(live_server, recid)
 
-    with browser_session(live_server) as (_browser, page):
+    with browser_session(live_server) as (browser, page):
         page.goto(base + "/login/?next=/admin/")
         page.fill('input[name="email"]', ROOT_EMAIL)
         page.fill('input[name="password"]', PASSWORD)
@@ -121,6 +126,12 @@ def test_an_administrator_runs_jobs_and_brands_the_site_in_a_browser(live_server
         assert page.title() != "owned" and page.url.endswith("/pages/about")
         _check(page, "the About page", "site-about")
 
+        # The Terms of use, which sign-up then asks to accept.
+        page.goto(base + "/admin/pages/terms")
+        page.fill("#page-body", "## Use\n\nDeposit only what you may share.")
+        page.get_by_role("button", name="Save the page").click()
+        expect(page.locator(".notice.success")).to_contain_text("The page is saved (version 1)")
+
         # Change the colour: a pale one is refused, a dark one shows on every page.
         page.goto(base + "/admin/site/")
         page.fill("#site-colour", "#77aadd")
@@ -152,6 +163,22 @@ def test_an_administrator_runs_jobs_and_brands_the_site_in_a_browser(live_server
             expect(log).to_contain_text(action)
         expect(log).to_contain_text("#7a1f5c")
         _check(page, "the audit log", "admin-audit-site")
+
+        # A guest signing up is asked to accept the Terms (a context of its own: no administrator's cookies).
+        guest = browser.new_context(ignore_https_errors=True, viewport=page.viewport_size).new_page()
+        guest.goto(base + "/signup/")
+        guest.fill("#email", f"newcomer-{TAG}@example.org")
+        guest.fill("#password", PASSWORD)
+        guest.fill("#password_again", PASSWORD)
+        guest.get_by_role("button", name="Sign up").click()
+        expect(guest.locator(".field-error")).to_have_text(["Accept the Terms of use to sign up."])
+        expect(guest.get_by_label("I accept the Terms of use (version 1)")).not_to_be_checked()
+        _check(guest, "sign-up asking to accept the Terms", "site-signup-terms")
+        guest.get_by_label("I accept the Terms of use (version 1)").check()
+        guest.fill("#password", PASSWORD)
+        guest.fill("#password_again", PASSWORD)
+        guest.get_by_role("button", name="Sign up").click()
+        guest.wait_for_url("**/account/check-mail/")
 
         page.set_viewport_size(PHONE)
         for path in ("/admin/jobs/", "/admin/site/", "/admin/pages/", "/admin/pages/about", "/admin/banners/",

@@ -49,6 +49,9 @@ def test_sign_up_asks_to_accept_the_current_terms(app, client, root):
     assert stale.status_code == 400 and "changed since this page was shown" in stale.get_data(as_text=True)
     assert _sign_up(guest, "new@example.org", accept_terms="y", terms_version="2").status_code == 303
     assert _accepted(app, "new@example.org")["version"] == 2
+    user_id = get_user_by_email_in(app, "new@example.org")["id"]
+    exported = client.get(f"/api/admin/users/{user_id}/export", headers=root).get_json()
+    assert [entry["version"] for entry in exported["terms_accepted"]] == [2]  # in the user's personal data
 
 
 def get_user_by_email_in(app, email: str) -> dict | None:  # type: ignore[no-untyped-def]
