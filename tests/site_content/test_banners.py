@@ -45,7 +45,8 @@ def test_the_api_adds_banners_and_refuses_bad_times(app, client, root, clock):
     assert _shown(https_client(app))
     for body, field in (({"message": ""}, "message"), ({"message": "x", "starts": "tomorrow"}, "starts"),
                         ({"message": "x", "starts": "2030-01-02T00:00", "ends": "2030-01-01T00:00"}, "ends"),
-                        ({"message": "x", "ends": 5}, "ends"), ({"message": ["x"]}, "message")):
+                        ({"message": "x", "ends": 5}, "ends"), ({"message": ["x"]}, "message"),
+                        ({"message": "x", "starts": "0001-01-01T00:00+14:00"}, "starts")):
         bad = client.post("/api/admin/site/banners", json=body, headers=root)
         assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == field, body
     with_offset = client.post("/api/admin/site/banners", json={"message": "later", "starts": "2030-01-01T10:00+02:00"},
