@@ -125,6 +125,10 @@ def test_the_last_checks_show_with_their_findings(app, settings, client, auth, c
     page = client.get("/admin/jobs/").get_data(as_text=True)
     assert "Found problems" in page and f"record {recid} is missing from the index" in page
     assert "Last fixity run" in page and "Never run" in page
+    assert invoke(COMMANDS["fixity"], ["--quiet", "--rate", "0"], settings) == 0
+    run = client.get("/api/admin/jobs", headers=root).get_json()["runs"]["fixity"]
+    assert run["ok"] is True and run["findings"] == []
+    assert re.match(r"1 files \(\d+ bytes\) checked, 0 problem\(s\); pass complete", run["summary"]), run
 
 
 def test_everyone_else_is_refused(app, client):
