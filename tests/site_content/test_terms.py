@@ -9,7 +9,6 @@ from flask.testing import FlaskClient
 from helpers.http import https_client
 from helpers.pages import csrf_from, referer
 
-from app import create_app
 from repository.accounts.tokens import get_user_by_email
 from repository.site import terms
 
@@ -17,8 +16,9 @@ PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
-def app(make_settings):  # type: ignore[no-untyped-def]
-    return create_app(make_settings(SIGNUP_REQUIRES_TERMS="true"))
+def settings(make_settings):  # type: ignore[no-untyped-def]
+    # The shared `app` fixture builds (and closes) the app from these.
+    return make_settings(SIGNUP_REQUIRES_TERMS="true")
 
 
 def _sign_up(client: FlaskClient, email: str, **extra: str):  # type: ignore[no-untyped-def]
