@@ -53,6 +53,13 @@ def _str(raw: str) -> str:
     return raw.strip()
 
 
+def _hex_colour(raw: str) -> str:
+    value = raw.strip().lower()
+    if len(value) != 7 or value[0] != "#" or any(c not in "0123456789abcdef" for c in value[1:]):
+        raise ValueError("expected a colour as #rrggbb")
+    return value
+
+
 def _base_url(raw: str) -> str:
     parts = urlsplit(raw.strip())
     if parts.scheme not in {"http", "https"} or not parts.netloc:
@@ -352,6 +359,21 @@ class Settings:
         _oai_prefixes,
     )
     REPOSITORY_NAME: str = setting("Research Repository", "Name shown in OAI-PMH Identify and exports.")
+    SITE_CONTACT_EMAIL: str = setting(
+        "", "Contact address shown in the footer of every page (docs/operators/branding-and-pages.md); empty: none. "
+        "Administrators may change it on the site page.", _optional_email,
+    )
+    SITE_PRIMARY_COLOUR: str = setting(
+        "#0b57a4", "Primary colour of the pages (links, buttons), #rrggbb; administrators may change it on the site "
+        "page, which refuses a colour with less than 4.5:1 contrast against white.", _hex_colour,
+    )
+    SITE_IMAGE_MAX_BYTES: int = setting(
+        256 * 1024, "Largest logo or favicon an administrator may upload, in bytes.", _count,
+    )
+    SIGNUP_REQUIRES_TERMS: bool = setting(
+        False, "Sign-up asks to accept the current Terms of use (the content page `terms`); each user's accepted "
+        "version is recorded.", _bool,
+    )
     SITEMAP_SIZE: int = setting(
         10_000, "Record ids per file of /sitemap.xml (a file lists at most this many URLs; the protocol allows "
         "50,000).", _positive_int,

@@ -446,3 +446,51 @@ def oai_request(base: str, verb: str, **arguments: str) -> str:
 
 def datadesc_validation_job(base: str, job_id: str) -> str:
     return f"{base}/api/datadesc/validate/{job_id}"
+
+
+# Jobs, branding and content pages (docs/operators/administration.md#jobs, docs/operators/branding-and-pages.md)
+def admin_jobs_html(base: str, entry_id: int | str = "", action: str = "") -> str:
+    """The jobs page, or an action (`retry`, `drop`) on one of its outbox entries."""
+    return f"{base}/admin/jobs/outbox/{entry_id}/{action}" if action else f"{base}/admin/jobs/"
+
+
+def admin_jobs_api(base: str, entry_id: int | str = "", action: str = "") -> str:
+    """The jobs overview in the administration API, or an action (`retry`, `drop`) on an outbox entry."""
+    return f"{base}/api/admin/jobs/outbox/{entry_id}/{action}" if action else f"{base}/api/admin/jobs"
+
+
+def admin_site_html(base: str, part: str = "") -> str:
+    """The site's branding page, or one of its forms (`branding`, `logo`, `favicon`, `logo/remove`, ...)."""
+    return f"{base}/admin/site/{part}" if part else f"{base}/admin/site/"
+
+
+def admin_content_html(base: str, slug: str = "", action: str = "") -> str:
+    """The content pages' list, one page's editor, or an action on it (`delete`)."""
+    if not slug:
+        return f"{base}/admin/pages/"
+    return f"{base}/admin/pages/{slug}/{action}" if action else f"{base}/admin/pages/{slug}"
+
+
+def admin_banners_html(base: str, banner_id: int | str = "", action: str = "") -> str:
+    """The banners' page, or an action (`remove`) on one banner."""
+    return f"{base}/admin/banners/{banner_id}/{action}" if action else f"{base}/admin/banners/"
+
+
+def admin_site_api(base: str, part: str = "") -> str:
+    """The branding in the administration API (`branding`), a content page (`pages/<slug>`) or the banners."""
+    return f"{base}/api/admin/site/{part}" if part else f"{base}/api/admin/site"
+
+
+def content_page_html(base: str, slug: str) -> str:
+    """A content page (About, Terms of use, ...)."""
+    return f"{base}/pages/{slug}"
+
+
+def site_stylesheet(base: str, colour: str) -> str:
+    """The stylesheet of the primary colour (the colour in the address: a change is a new address)."""
+    return f"{base}/site/brand.css?c={colour.lstrip('#')}"
+
+
+def site_image(base: str, name: str, digest: str) -> str:
+    """The logo or the favicon, addressed by its digest (kept by browsers for a year)."""
+    return f"{base}/site/{name}/{digest}"

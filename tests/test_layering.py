@@ -48,7 +48,7 @@ PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
     ("repository.config", "repository.errors"),
     ("repository.storage",),
     ("repository.accounts", "repository.outbox", "repository.paging", "repository.registrar", "repository.search"),
-    ("repository.files", "repository.vocabularies"),
+    ("repository.files", "repository.site", "repository.vocabularies"),
     ("repository.communities", "repository.datadesc", "repository.metadata"),
     ("repository.records",),
     ("repository.deposits", "repository.oai"),

@@ -20,6 +20,7 @@ from repository.storage.tables.audit import audit_log
 from repository.storage.tables.corrections import deletion_requests
 from repository.storage.tables.deposits import deposits
 from repository.storage.tables.records import records
+from repository.storage.tables.site import terms_acceptances
 from repository.timeutil import isoformat
 
 
@@ -57,6 +58,8 @@ def export(conn: Connection, user_id: int) -> dict:
             audit_log.c.actor_id == user_id,
             (audit_log.c.target_kind == "user") & (audit_log.c.target_id == str(user_id))))
             .order_by(audit_log.c.id)),
+        "terms_accepted": _rows(conn, select(terms_acceptances.c.version, terms_acceptances.c.accepted)
+                                .where(terms_acceptances.c.user_id == user_id).order_by(terms_acceptances.c.id)),
     }
 
 

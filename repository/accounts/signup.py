@@ -83,11 +83,11 @@ def _fingerprint(password_hash: str | None) -> str:
 
 
 # --- sign-up and confirmation -------------------------------------------------------------------------------
-def register(conn: Connection, email: str, password: str, settings: Settings, secret: bytes) -> None:
+def register(conn: Connection, email: str, password: str, settings: Settings, secret: bytes) -> int | None:
     """Sign up `email`: a new, unconfirmed account and the mail with its confirmation link; for an address already
     registered, a mail saying so (with a reset link) and nothing else, so the caller's answer is the same either
     way. An account the operator made (no password) is claimed only through that mail. ValidationError for a bad
-    address or password."""
+    address or password. The new account's id (None when the address was registered already)."""
     email = normal_email(email)
     _check("email", email_problem(email))
     _check("password", password_problem(password, email, settings))
@@ -95,11 +95,12 @@ def register(conn: Connection, email: str, password: str, settings: Settings, se
     existing = get_user_by_email(conn, email)
     if existing is not None:
         _mail_already_registered(conn, existing, settings, secret)
-        return
+        return None
     user_id = inserted_id(conn.execute(insert(user_table).values(
         email=email, active=True, created=utcnow(), password_hash=password_hash, email_confirmed=None,
     )))
     _mail_confirmation(conn, user_id, email, settings, secret)
+    return user_id
 
 
 def _mail_confirmation(conn: Connection, user_id: int, email: str, settings: Settings, secret: bytes) -> None:

@@ -33,6 +33,7 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
 
     from repository.files import fixity as checking
     from repository.files.store import FileStore
+    from repository.worker import jobs
 
     state = str(args.state or Path(ctx.settings.INSTANCE_PATH) / "fixity-state.json")
     rate = ctx.settings.FIXITY_BYTES_PER_SECOND if args.rate is None else args.rate
@@ -58,6 +59,10 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     state_word = "complete" if progress.complete else f"stopped (resume with the same command; state in {state})"
     print(f"fixity: {progress.checked} files ({progress.bytes} bytes) checked, {len(progress.problems)} problem(s); "
           f"pass {state_word}", file=sys.stderr)
+    if progress.complete or progress.problems:  # for the jobs page (docs/operators/administration.md#jobs)
+        jobs.record_run(ctx.db, "fixity", not progress.problems, f"{progress.checked} files ({progress.bytes} bytes) "
+                        f"checked, {len(progress.problems)} problem(s); pass {state_word.split(' ')[0]}",
+                        progress.problems)
     if progress.problems:
         return 1
     return 0 if progress.complete else 3

@@ -33,6 +33,7 @@ def reindex(args: argparse.Namespace, ctx: Context) -> int:
     from tqdm import tqdm
 
     from repository.search.open import open_from_settings
+    from repository.worker import jobs
     from repository.worker import reindex as rebuilding
 
     search = open_from_settings(ctx.settings)
@@ -61,6 +62,10 @@ def reindex(args: argparse.Namespace, ctx: Context) -> int:
               "record")
     elif args.check:
         print("file check passed: every published deposit holds exactly its record's files")
+    # Kept for the jobs page of the administration area (docs/operators/administration.md#jobs).
+    summary = (f"{len(problems)} index difference(s)" + (f", {len(file_problems)} file difference(s)" if args.check
+                                                         else "") + ("" if args.check else " after reindexing"))
+    jobs.record_run(ctx.db, "reindex-check", not (problems or file_problems), summary, problems + file_problems)
     return 1 if problems or file_problems else 0
 
 

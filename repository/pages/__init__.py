@@ -17,6 +17,9 @@
 - reference_urls: the reference service's page addresses people paste, redirected to this service's;
 - admin: the administration area (`/admin/`): users, roles, blocks, takedowns, deletion requests, the audit log;
   admin_moderation: the moderation queue, the banned link domains, hiding a record while it is reviewed;
+  admin_jobs: its jobs page (outbox, mail outbox, checks, sizes); admin_site: branding, content pages, banners;
+- site: the content pages (`/pages/<slug>`), the primary colour's stylesheet, the logo and favicon, and what every
+  page's layout reads of them;
 - errors: the site's error pages for browsers wherever an error comes from (installed on the app).
 """
 
@@ -24,7 +27,9 @@ from repository.pages import (
     access,
     accounts,
     admin,
+    admin_jobs,
     admin_moderation,
+    admin_site,
     applications,
     base,
     communities,
@@ -39,13 +44,14 @@ from repository.pages import (
     record_previews,
     records,
     reference_urls,
+    site,
     sitemap,
 )
 
 for area in (accounts.bp, oidc.bp, applications.bp, access.bp, my_uploads.bp, deposit_files.bp, records.bp,
              deposit.bp, deposit_review.bp, corrections.bp, sitemap.bp, discover.bp, communities.bp,
              reference_urls.bp, record_exports.bp, record_previews.bp, admin.bp,
-             admin_moderation.bp):
+             admin_moderation.bp, admin_jobs.bp, admin_site.bp, site.bp):
     base.bp.register_blueprint(area)
 
 bp = base.bp

@@ -15,7 +15,7 @@ from flask import Blueprint, abort, current_app, flash, redirect, request, url_f
 from flask_wtf import FlaskForm
 from limits import parse_many
 from werkzeug.wrappers import Response
-from wtforms import Form, HiddenField, PasswordField, StringField
+from wtforms import BooleanField, Form, HiddenField, PasswordField, StringField
 from wtforms.validators import EqualTo, InputRequired, Length
 
 from repository import urls
@@ -23,6 +23,7 @@ from repository.accounts import signup, users
 from repository.accounts.links import LinkExpired, LinkInvalid
 from repository.errors import Forbidden, ValidationError
 from repository.pages.base import confirm_page, render_page, require_user
+from repository.site import terms
 from repository.web.ratelimit import limiter_of
 from repository.web.request import services
 from repository.web.session import current_user, safe_next, sign_in, sign_out
@@ -56,6 +57,9 @@ class SignUpForm(_Form):
     password = _password_field("Password", "new-password")
     password_again = PasswordField("Password again", [EqualTo("password", "The two passwords differ.")],
                                    render_kw={"autocomplete": "new-password", "maxlength": signup.MAX_PASSWORD})
+    # Shown with SIGNUP_REQUIRES_TERMS once the Terms of use are written (docs/operators/branding-and-pages.md).
+    accept_terms = BooleanField("I accept the Terms of use")
+    terms_version = HiddenField()
 
 
 class SignInForm(_Form):
@@ -178,17 +182,40 @@ def sign_up() -> Response:
     if not settings.SIGNUP_ENABLED:
         abort(404)
     form = SignUpForm()
-    if form.validate_on_submit():
+    with services().db.read() as conn:
+        version = terms.current_version(conn) if settings.SIGNUP_REQUIRES_TERMS else None
+    valid = form.validate_on_submit()
+    if form.is_submitted() and not _terms_accepted(form, version):  # its error beside the others, all at once
+        valid = False
+    if valid:
         throttle("signup", form.email.data, mailed=True)
         try:
             with services().db.write() as conn:
-                signup.register(conn, form.email.data or "", form.password.data or "", settings, _secret())
+                user_id = signup.register(conn, form.email.data or "", form.password.data or "", settings, _secret())
+                if user_id is not None and version is not None:
+                    terms.accept(conn, user_id, version)
         except ValidationError as exc:
             _field_errors(form, exc)
         else:
             return _check_mail()
     status = 400 if form.errors else 200
-    return render_page("accounts/signup.html", status, form=form, min_length=settings.PASSWORD_MIN_LENGTH)
+    form.terms_version.data = str(version or "")
+    return render_page("accounts/signup.html", status, form=form, min_length=settings.PASSWORD_MIN_LENGTH,
+                       terms_version=version)
+
+
+def _terms_accepted(form: SignUpForm, version: int | None) -> bool:
+    """Whether the sign-up accepts the current Terms of use, when they must be accepted (an error on the form
+    otherwise, also when they changed since the form was shown)."""
+    if version is None:
+        return True
+    if not form.accept_terms.data:
+        form.accept_terms.errors = ["Accept the Terms of use to sign up."]
+        return False
+    if form.terms_version.data != str(version):
+        form.accept_terms.errors = ["The Terms of use changed since this page was shown: read them again."]
+        return False
+    return True
 
 
 def _check_mail() -> Response:

@@ -18,6 +18,7 @@ from lxml import etree
 from repository import urls
 from repository.errors import NotFound
 from repository.records import sitemap
+from repository.site import content
 from repository.timeutil import isoformat
 from repository.web.request import services
 
@@ -72,7 +73,23 @@ def sitemap_index() -> Response:
         _element(root, "sitemap", urls.sitemap(base, f"communities-{number}"), newest)
     for entry in sitemap.record_files(s.db, per_file):
         _element(root, "sitemap", urls.sitemap(base, str(entry.key)), entry.updated)
+    with s.db.read() as conn:
+        pages = content.all_pages(conn)
+    if pages:
+        _element(root, "sitemap", urls.sitemap(base, "pages"), max(p["updated"] for p in pages))
     return _xml(root)
+
+
+@bp.get("/sitemap-pages.xml")
+def pages_sitemap() -> Response:
+    """The content pages (About, Terms of use, ...; docs/operators/branding-and-pages.md); 404 while none is
+    written."""
+    s = services()
+    with s.db.read() as conn:
+        pages = content.all_pages(conn)
+    if not pages:
+        raise NotFound("This sitemap does not exist.")
+    return _urlset((urls.content_page_html(s.settings.BASE_URL, p["slug"]), p["updated"]) for p in pages)
 
 
 # Numbers past this are 404 (routing): their id range would overflow the databases' integers (a 500).

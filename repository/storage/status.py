@@ -4,6 +4,7 @@ there at all (readiness checks and metrics, repository/web/health.py and metrics
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Table, func, select, text
@@ -67,3 +68,11 @@ def sqlite_path(db: Database) -> str | None:
     if not db.is_sqlite or not name or name == ":memory:":
         return None
     return os.path.abspath(name)
+
+
+def disk_free_bytes(db: Database, files_root: str) -> int | None:
+    """The free bytes of the fullest disk among those of the files (FILES_ROOT) and of a SQLite database; None when
+    neither folder exists."""
+    database = sqlite_path(db)
+    paths = [path for path in (files_root, database and os.path.dirname(database)) if path and os.path.isdir(path)]
+    return min(shutil.disk_usage(path).free for path in paths) if paths else None

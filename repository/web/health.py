@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -51,12 +50,9 @@ def _files(services: Services) -> dict[str, Any]:
 
 def _disk(services: Services) -> dict[str, Any]:
     """The free bytes of the fullest disk among those of FILES_ROOT and of a SQLite database."""
-    database = status.sqlite_path(services.db)
-    paths = [path for path in (services.files.root, database and os.path.dirname(database))
-             if path and os.path.isdir(path)]
-    if not paths:
+    free = status.disk_free_bytes(services.db, services.files.root)
+    if free is None:
         raise NotReady("The disk could not be measured: the files directory is gone.")
-    free = min(shutil.disk_usage(path).free for path in paths)
     minimum = services.settings.READY_MIN_FREE_BYTES
     details = {"free_bytes": free, "min_free_bytes": minimum}
     if free < minimum:

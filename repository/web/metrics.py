@@ -31,7 +31,7 @@ from werkzeug.datastructures import MultiDict
 
 from repository.search.params import parse_search_args
 from repository.services import Services
-from repository.storage import status
+from repository.worker import jobs
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ def _count(response: Response) -> None:
 
 
 class StateCollector(Collector):
-    """Gauges read when scraped: the outbox and the mail outbox (pending, oldest, failing), the index's documents
-    and the database's size. A source that does not answer is reported by `repository_source_up` 0."""
+    """Gauges read when scraped: the outbox and the mail outbox (pending, oldest, failing), the index's documents,
+    the database's size and the free disk. A source that does not answer is reported by `repository_source_up` 0."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -108,9 +108,10 @@ class StateCollector(Collector):
         yield up
 
     def _database(self) -> list[Metric]:
+        # The same readings as the jobs page of the administration area (repository.worker.jobs).
         with self.services.db.read() as conn:
-            queues = {"outbox": status.index_outbox(conn), "mail_outbox": status.mail_queue(conn)}
-            size = status.database_bytes(conn)
+            now = jobs.readings(conn, self.services.db, self.services.files.root)
+        queues = {"outbox": now.outbox, "mail_outbox": now.mail}
         found: list[Metric] = []
         for name, queue in queues.items():
             what = "outbox (indexing, DOI registration)" if name == "outbox" else "mail outbox"
@@ -122,7 +123,10 @@ class StateCollector(Collector):
                 GaugeMetricFamily(f"repository_{name}_failing", f"Pending entries of the {what} that failed at least once.",
                                   value=queue.failing),
             ]
-        found.append(GaugeMetricFamily("repository_database_bytes", "Size of the database.", value=size))
+        found.append(GaugeMetricFamily("repository_database_bytes", "Size of the database.", value=now.database_bytes))
+        if now.disk_free_bytes is not None:
+            found.append(GaugeMetricFamily("repository_disk_free_bytes", "Free bytes of the fullest disk among the "
+                                           "files' and a SQLite database's.", value=now.disk_free_bytes))
         return found
 
     def _index(self) -> Metric:

@@ -107,6 +107,12 @@ def screenshot(page: Any, name: str) -> None:
     page.set_viewport_size(before)
 
 
+def check_and_photograph(page: Any, what: str, name: str) -> None:
+    """`check_page` then `screenshot`: a page of a journey checked with axe-core and photographed."""
+    check_page(page, what)
+    screenshot(page, name)
+
+
 def confirmation_link(live_server: dict, to: str, seconds: float = 60) -> str:
     """The confirmation link of the newest mail to `to`: the live server writes each mail as an .eml file under
     INSTANCE_PATH/mail, from its mail thread, right after the sign-up's commit."""

@@ -18,6 +18,7 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     outbox,
     records,
     releases,
+    site,
     usage,
     validations,
     vocabularies,
