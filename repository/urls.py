@@ -426,3 +426,14 @@ def oai_request(base: str, verb: str, **arguments: str) -> str:
 
 def datadesc_validation_job(base: str, job_id: str) -> str:
     return f"{base}/api/datadesc/validate/{job_id}"
+
+
+# Suggestions for the deposit form's pickers
+
+
+VOCABULARIES = "/api/vocabularies/"
+
+
+def vocabulary_api(base: str, name: str) -> str:
+    """The suggestions of one vocabulary (`licenses`, `languages`, `affiliations`, `creators`)."""
+    return f"{base}{VOCABULARIES}{name}"
