@@ -9,6 +9,7 @@ to the rows they came from."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -56,6 +57,7 @@ class Input:
     datalist: str = ""  # id of the <datalist> of suggestions (filled server-side, refined by deposit-form.js)
     lookup: str = ""  # the API search deposit-form.js asks for more suggestions
     check: str = ""  # a check deposit-form.js makes as one types ("orcid": format and check digit)
+    defaults: str = ""  # JSON {upload type: value, "": otherwise} deposit-form.js fills in when the type changes
     required: bool = False  # required to publish (shown, not enforced: a draft may be incomplete)
 
 
@@ -95,9 +97,13 @@ def _titles(kind: str, subtypes: tuple[str, ...]) -> Choices:
 ACCESS_LABELS = {"open": "Open access", "embargoed": "Embargoed access: files public from the embargo date",
                  "restricted": "Restricted access: files shared on request, under your conditions",
                  "closed": "Closed access: files not shared"}
+# The license a resource type gets when none is given (repository/metadata/rules.py applies the same at publish):
+# the form shows it chosen, so that people see it and may change it (deposit-form.js when the type changes).
+DEFAULT_LICENSES = {"dataset": "cc-zero"}
+DEFAULT_LICENSE = "cc-by"
 ORCID_HINT = "e.g. 0000-0002-1825-0097; checked as you type."
-AFFILIATION_HINT = "Type part of its name and pick it: organisations come with their ROR id."
-ROR_HINT = "Filled in when you pick an organisation (or when its name is one ROR knows), e.g. https://ror.org/02bfwt286."
+AFFILIATION_HINT = "Type part of its name and pick it from the list."
+ROR_HINT = "Filled in from the organisation you pick, e.g. https://ror.org/02bfwt286."
 PEOPLE_ROWS = ("creators", "contributors", "thesis_supervisors")
 
 
@@ -144,7 +150,8 @@ SECTIONS: tuple[Section, ...] = (
         Input("license", "License", hint="For open and embargoed access: its name or id, e.g. Creative Commons "
                                          "Attribution 4.0 International or MIT; type to search, the common ones "
                                          "are listed first.",
-              datalist="licenses-list", lookup=urls.vocabulary_api("", "licenses")),
+              datalist="licenses-list", lookup=urls.vocabulary_api("", "licenses"),
+              defaults=json.dumps({**DEFAULT_LICENSES, "": DEFAULT_LICENSE})),
         Input("embargo_date", "Embargo date", "date", hint="For embargoed access: the day the files become public."),
         Input("access_conditions", "Conditions of access", "textarea",
               hint="For restricted access: who may have the files and why."),
@@ -254,10 +261,6 @@ def _text(value: Any) -> str:
     return value.get("id", "") if isinstance(value, dict) else str(value)
 
 
-# The license a resource type gets when none is given (repository/metadata/rules.py applies the same at publish):
-# the form shows it chosen, so that people see it and may change it.
-DEFAULT_LICENSES = {"dataset": "cc-zero"}
-DEFAULT_LICENSE = "cc-by"
 
 
 def from_metadata(metadata: Mapping[str, Any]) -> FormState:

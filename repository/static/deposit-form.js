@@ -244,8 +244,20 @@
     }
   }
 
+  // The upload type's default license is shown chosen, as publishing would apply it, unless one was chosen.
+  function defaultLicense(type) {
+    var input = form.querySelector('[name="license"][data-defaults]');
+    if (!input || !type) { return; }
+    var defaults = JSON.parse(input.getAttribute('data-defaults'));
+    var all = Object.keys(defaults).map(function (k) { return defaults[k]; });
+    if (!input.value || all.indexOf(input.value) >= 0) {
+      input.value = Object.prototype.hasOwnProperty.call(defaults, type) ? defaults[type] : defaults[''];
+    }
+  }
+
   form.addEventListener('change', function (event) {
     if (event.target.name === 'upload_type' || event.target.name === 'access_right') { applies(); }
+    if (event.target.name === 'upload_type') { defaultLicense(event.target.value); }
   });
   applies();
 
