@@ -20,7 +20,7 @@ from repository.paging import Page
 from repository.storage import Database
 from repository.storage.tables.vocabularies import organizations
 from repository.vocabularies.identifiers import normalize_ror
-from repository.vocabularies.listing import corrected, escape_like, matches_all, query_terms
+from repository.vocabularies.listing import escape_like, matches_all, query_terms
 from repository.vocabularies.loader import Changes, LoadError, remove_rows, sync_rows
 
 # What a v2 record's `names[].types` say about each name.
@@ -151,19 +151,13 @@ def by_name(conn: Connection, name: str) -> Row | None:
 
 
 def search(conn: Connection, q: str | None, page: Page) -> tuple[list[Row], int]:
-    """Organisations (not withdrawn) whose names, acronyms or id contain every word of `q` (close spellings if none
-    do); the one named exactly, or by its acronym, first."""
+    """Organisations (not withdrawn) whose names, acronyms or id contain every word of `q`; the one named exactly,
+    or by its acronym, first. No close spellings, unlike the smaller vocabularies: finding them would read the
+    whole registry's words (120,000 organisations) at every keystroke that matches nothing."""
     terms = query_terms(q)
-    rows, total = _search(conn, [[term] for term in terms], " ".join(terms), page)
-    if total == 0 and terms:
-        variants = corrected(terms, conn.execute(select(organizations.c.search_text)).scalars())
-        if variants:
-            rows, total = _search(conn, variants, " ".join(terms), page)
-    return rows, total
-
-
-def _search(conn: Connection, variants: list[list[str]], exact: str, page: Page) -> tuple[list[Row], int]:
-    where = matches_all(organizations.c.search_text, variants) & organizations.c.status.in_(SUGGESTED_STATUSES)
+    exact = " ".join(terms)
+    where = matches_all(organizations.c.search_text, [[term] for term in terms]) & organizations.c.status.in_(
+        SUGGESTED_STATUSES)
     total = conn.execute(select(func.count()).select_from(organizations).where(where)).scalar_one()
     named = func.lower(organizations.c.name) == exact
     whole_words = (literal(" ") + organizations.c.search_text + " ").like(f"% {escape_like(exact)} %", escape="\\")

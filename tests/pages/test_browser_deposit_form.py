@@ -60,7 +60,7 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         page.fill("#version", "1.0")
         page.fill("#language", "English")  # by name, stored as its code
         page.check("#access_right-open")
-        expect(page.locator("#license")).to_have_value("")  # no default before the type was saved
+        expect(page.locator("#license")).to_have_value("cc-by")  # the type's default, chosen as the type was picked
         page.fill("#license", "Creative Commons Attribution 4.0 International")
 
         for details in page.locator("details.section").all():

@@ -138,7 +138,6 @@ def test_search_finds_by_name_acronym_other_name_and_id(settings, database_url):
         assert names("02bfwt286") == ["Monash University"]
         assert names("queensland")[:2] == ["Central Queensland University", "University of Queensland"]
         assert names("University of Queensland")[0] == "University of Queensland"
-        assert names("Monsah") == ["Monash University"]  # a close spelling
         assert ror.by_name(conn, "monash university").id == MONASH
         assert ror.by_name(conn, "Royal Melbourne Institute of Technology University").name == "RMIT University"
         assert ror.by_name(conn, "University") is None
