@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 from helpers.factories import make_deposit, published
 from helpers.xsd import validate
 from lxml import etree
@@ -72,3 +73,11 @@ def test_a_wrong_ror_id_or_one_without_a_name_is_refused(client, auth):
     assert alone.json["errors"] == [{"field": "metadata.creators.0.affiliation",
                                      "message": "An affiliation's ROR id needs the affiliation's name too."}]
     assert client.get(url, headers=auth).json["metadata"]["creators"] == dep["metadata"]["creators"]
+
+
+def test_the_metadata_json_schema_knows_the_affiliation_id(client):
+    validator = jsonschema.Draft202012Validator(client.get("/schemas/deposit-metadata.json").json)
+    named = {"name": "Doe, Jane", "affiliation": "Monash University", "affiliation_id": MONASH}
+    base = {"title": "Tide gauges", "upload_type": "dataset", "description": "<p>Hourly sea levels.</p>"}
+    assert validator.is_valid({**base, "creators": [named]})
+    assert not validator.is_valid({**base, "creators": [{"name": "Doe, Jane", "affiliation_id": MONASH}]})
