@@ -129,6 +129,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         schemas,
         thumbnails,
         tokens,
+        vocabularies,
     )
     from repository.pages import errors
 
@@ -136,7 +137,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     for blueprint in (root.bp, tokens.bp, deposits.bp, deposit_files.bp, files.bp, records.bp, licenses.bp, funders.bp,
                       grants.bp, communities.bp, community_requests.bp, oai.bp, releases.bp, schemas.bp, thumbnails.bp,
                       datadesc.bp, badges.bp, access_requests.bp, archive.bp, corrections.bp, exports.bp,
-                      admin.bp, admin_moderation.bp, admin_site.bp):
+                      admin.bp, admin_moderation.bp, admin_site.bp, vocabularies.bp):
         app.register_blueprint(blueprint)
     app.register_blueprint(pages.bp)
     errors.install(app)  # after compression's hook, so that the error pages are compressed too

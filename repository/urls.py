@@ -494,3 +494,14 @@ def site_stylesheet(base: str, colour: str) -> str:
 def site_image(base: str, name: str, digest: str) -> str:
     """The logo or the favicon, addressed by its digest (kept by browsers for a year)."""
     return f"{base}/site/{name}/{digest}"
+
+
+# Suggestions for the deposit form's pickers
+
+
+VOCABULARIES = "/api/vocabularies/"
+
+
+def vocabulary_api(base: str, name: str) -> str:
+    """The suggestions of one vocabulary (`licenses`, `languages`, `affiliations`, `creators`)."""
+    return f"{base}{VOCABULARIES}{name}"

@@ -18,7 +18,7 @@ import orjson
 from .context import RenderContext
 from .errors import NotDescribable
 from .jsonld import _id_url
-from .text import doi_url, license_info, related_identifiers, split_name, strip_html
+from .text import doi_url, license_info, organization, related_identifiers, split_name, strip_html
 from .vocabulary import type_info
 
 PROFILE = "https://w3id.org/codemeta/3.0"
@@ -43,7 +43,7 @@ def _person(person: dict[str, Any]) -> dict[str, Any]:
     else:
         out["name"] = person["name"]  # one name (a group, an institution): not split into parts
     if person.get("affiliation"):
-        out["affiliation"] = {"@type": "Organization", "name": person["affiliation"]}
+        out["affiliation"] = organization(person)
     return out
 
 

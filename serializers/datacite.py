@@ -62,6 +62,9 @@ def _person(person: dict[str, Any]) -> dict[str, Any]:
         out["nameIdentifiers"] = ids
     if person.get("affiliation"):
         out["affiliation"] = [{"name": person["affiliation"]}]
+        if person.get("affiliation_id"):  # a ROR id, as its URL
+            out["affiliation"][0] |= {"affiliationIdentifier": person["affiliation_id"],
+                                      "affiliationIdentifierScheme": "ROR", "schemeUri": "https://ror.org"}
     return out
 
 

@@ -37,9 +37,39 @@ _COPIED = (
 FILE_KEYS = frozenset(("bucket", "checksum", "key", "links", "size", "type"))
 
 
+# Where people are in deposit metadata, and their keys beyond the specification's (name, affiliation, orcid, gnd,
+# a contributor's type): kept for the form and the formats that carry them (DataCite, JSON-LD), left out of the JSON
+# clients read, which rebuild objects from it and break on keys they do not know (docs/reference-behaviour.md#legacy-json).
+PEOPLE_LISTS = ("creators", "contributors", "thesis_supervisors")
+EXTRA_PERSON_KEYS = frozenset({"affiliation_id"})
+
+
+def specification_people(metadata: dict[str, Any]) -> dict[str, Any]:
+    """`metadata` with its people holding the specification's keys only (the same dict when none has more)."""
+    changed = {key: [without_extra_keys(person) for person in metadata[key]] for key in PEOPLE_LISTS
+               if isinstance(metadata.get(key), list) and any(
+                   isinstance(person, dict) and EXTRA_PERSON_KEYS & person.keys() for person in metadata[key])}
+    return {**metadata, **changed} if changed else metadata
+
+
+def without_extra_keys(person: Any) -> Any:
+    """A person without the keys beyond the specification's (anything else as it is)."""
+    if not isinstance(person, dict):
+        return person
+    return {key: value for key, value in person.items() if key not in EXTRA_PERSON_KEYS}
+
+
 def v1_record(record: dict[str, Any]) -> dict[str, Any]:
     """The v1 representation: the record itself, its file objects with the reference's keys only (no internal
     file ids, nor keys a record stored by an earlier release may still carry)."""
+    metadata = record.get("metadata") or {}
+    people = specification_people(metadata)
+    thesis = metadata.get("thesis") or {}
+    if isinstance(thesis.get("supervisors"), list) and any(
+            isinstance(p, dict) and EXTRA_PERSON_KEYS & p.keys() for p in thesis["supervisors"]):
+        people = {**people, "thesis": {**thesis, "supervisors": [without_extra_keys(p) for p in thesis["supervisors"]]}}
+    if people is not metadata:
+        record = {**record, "metadata": people}
     if not record.get("files"):
         return record
     files = [{k: v for k, v in item.items() if k in FILE_KEYS} for item in record["files"]]
@@ -63,6 +93,7 @@ def render_v1_search(
 def _legacy_metadata(record: dict[str, Any]) -> dict[str, Any]:
     md = record.get("metadata", {})
     out: dict[str, Any] = {key: md[key] for key in _COPIED if md.get(key) not in (None, "", [], {})}
+    out = specification_people(out)
     rtype = md.get("resource_type") or {}
     out["upload_type"] = rtype.get("type", "other")
     if rtype.get("subtype"):
@@ -80,7 +111,7 @@ def _legacy_metadata(record: dict[str, Any]) -> dict[str, Any]:
                 out[prefix + key] = value
     thesis = md.get("thesis") or {}
     if thesis.get("supervisors"):
-        out["thesis_supervisors"] = thesis["supervisors"]
+        out["thesis_supervisors"] = [without_extra_keys(person) for person in thesis["supervisors"]]
     if thesis.get("university"):
         out["thesis_university"] = thesis["university"]
     related = [r for r in md.get("related_identifiers", []) if r.get("relation") in _INPUT_RELATIONS]

@@ -20,6 +20,7 @@ from .text import (
     language_639_3,
     language_name,
     license_info,
+    organization,
     related_identifiers,
     strip_html,
 )
@@ -52,7 +53,7 @@ def _person(person: dict[str, Any]) -> dict[str, Any]:
     elif person.get("gnd"):
         out["@id"] = f"https://d-nb.info/gnd/{person['gnd']}"
     if person.get("affiliation"):
-        out["affiliation"] = {"@type": "Organization", "name": person["affiliation"]}
+        out["affiliation"] = organization(person)
     return out
 
 

@@ -238,3 +238,11 @@ def page_document(elements: list[etree._Element], nsmap: Mapping[str | None, str
     root = etree.Element("records", nsmap=dict(nsmap) if nsmap else None)
     root.extend(elements)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def organization(person: dict[str, Any]) -> dict[str, Any]:
+    """A person's affiliation as a schema.org Organization, identified by its ROR id where the metadata has one."""
+    out: dict[str, Any] = {"@type": "Organization", "name": person["affiliation"]}
+    if person.get("affiliation_id"):
+        out = {"@type": "Organization", "@id": person["affiliation_id"], "name": person["affiliation"]}
+    return out

@@ -79,3 +79,25 @@ def load_vocabularies(args: argparse.Namespace, ctx: Context) -> int:
     for name, changes in report.items():
         print(f"{name}: {changes}")
     return 0
+
+
+def _ror_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dump", metavar="DUMP", help="a ROR data dump: the release's .zip or its JSON file (schema v2)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("load-ror", migrate=True, configure=_ror_arguments)
+def load_ror(args: argparse.Namespace, ctx: Context) -> int:
+    """(Re)load research organisations from a ROR data dump and print what changed (docs/operators/ror.md).
+
+    The affiliation field of the deposit form suggests them with their ROR id. Loading the same dump again changes
+    nothing; organisations no longer in a newer dump are removed. A malformed dump changes nothing."""
+    from repository.vocabularies import ror
+    from repository.vocabularies.loader import LoadError
+
+    try:
+        changes = ror.load_dump(ctx.db, args.dump, progress=not args.quiet)
+    except (LoadError, OSError) as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"organisations: {changes}")
+    return 0

@@ -40,6 +40,13 @@ def exists(conn: Connection, identifier: str) -> bool:
     return isinstance(identifier, str) and conn.execute(query).first() is not None
 
 
+def identifier_of_title(conn: Connection, title: str) -> str | None:
+    """The identifier of the one community titled `title` (any case); None if none or several are."""
+    query = select(communities.c.identifier).where(func.lower(communities.c.title) == title.strip().lower()).limit(2)
+    found = list(conn.execute(query).scalars())
+    return found[0] if len(found) == 1 else None
+
+
 def titles(conn: Connection, identifiers: list[str]) -> dict[str, str]:
     """The titles of the communities named, by identifier, in one query (unknown ones are left out)."""
     if not identifiers:

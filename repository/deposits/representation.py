@@ -15,6 +15,7 @@ from repository.metadata import METADATA_KEYS
 from repository.storage.tables.deposits import deposit_select, deposits
 from repository.storage.tables.records import concepts, records
 from repository.timeutil import isoformat
+from serializers.jsonformats import specification_people
 
 
 def file_json(base: str, dep_id: int, bucket_id: str, obj: buckets.ObjectRow) -> dict:
@@ -70,16 +71,21 @@ def _concept_facts(conn: Connection, concept_ids: set[int]) -> dict[int, dict]:
     return facts
 
 
-def render_many(conn: Connection, settings: Settings, rows: list[dict]) -> list[dict]:
-    """Depositions as the API shows them, in the order given."""
+def render_many(conn: Connection, settings: Settings, rows: list[dict], form: bool = False) -> list[dict]:
+    """Depositions as the API shows them, in the order given; `form`: for the deposit form, with the metadata it
+    keeps beyond the specification's keys (people's affiliation ids)."""
     facts = _concept_facts(conn, {r["conceptrecid"] for r in rows})
     objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
-    return [_render(settings, row, facts[row["conceptrecid"]], objects[row["bucket_id"]]) for row in rows]
+    rendered = [_render(settings, row, facts[row["conceptrecid"]], objects[row["bucket_id"]]) for row in rows]
+    if not form:
+        for deposition in rendered:
+            deposition["metadata"] = specification_people(deposition["metadata"])
+    return rendered
 
 
-def render(conn: Connection, settings: Settings, dep_id: int) -> dict:
+def render(conn: Connection, settings: Settings, dep_id: int, form: bool = False) -> dict:
     row = conn.execute(deposit_select().where(deposits.c.id == dep_id)).mappings().one()
-    return render_many(conn, settings, [dict(row)])[0]
+    return render_many(conn, settings, [dict(row)], form)[0]
 
 
 def _state(row: dict) -> tuple[str, bool]:

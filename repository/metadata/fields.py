@@ -10,7 +10,7 @@ import nh3
 from marshmallow import ValidationError, fields, validate
 
 from repository.search.custom_terms import CUSTOM_TERMS, RELATIONSHIP_TERMS
-from repository.vocabularies.identifiers import normalize_gnd, normalize_orcid
+from repository.vocabularies.identifiers import normalize_gnd, normalize_orcid, normalize_ror
 from repository.vocabularies.languages import normalize_language
 
 # Size limits keep one deposit from filling the database or the search index.
@@ -136,6 +136,21 @@ class Orcid(Text):
         normalized = normalize_orcid(text)
         if normalized is None:
             raise ValidationError("Not a valid ORCID identifier.")
+        return normalized
+
+
+class RorId(Text):
+    """The ROR id of an affiliation, stored as its URL `https://ror.org/<id>` (the bare id accepted; check digits
+    checked)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not text:
+            return text
+        normalized = normalize_ror(text)
+        if normalized is None:
+            raise ValidationError("Not a valid ROR identifier: expected an id like https://ror.org/02bfwt286 "
+                                  "(or 02bfwt286).")
         return normalized
 
 

@@ -98,6 +98,7 @@ def _add_cross_field_rules(root: dict) -> None:
     # A name whose family part before the comma is empty is refused (PersonSchema).
     for key in ("creators", "contributors", "thesis_supervisors"):
         _item(root, key)["properties"]["name"]["pattern"] = r"^\s*[^\s,]"
+        _item(root, key)["dependentRequired"] = {"affiliation_id": ["affiliation"]}  # the id needs the name
     _item(root, "locations")["dependentRequired"] = {"lat": ["lon"], "lon": ["lat"]}
     _item(root, "dates")["anyOf"] = [{"required": ["start"]}, {"required": ["end"]}]
     # Rules between given fields hold for drafts too: conference dates or place need a title or acronym.

@@ -31,6 +31,7 @@ from repository.metadata.fields import (
     Orcid,
     PrereserveDoi,
     RequiredText,
+    RorId,
     StringList,
     Text,
 )
@@ -88,6 +89,7 @@ class PersonSchema(StrictSchema):
 
     name = RequiredText(message="Name is required.")
     affiliation = Text()
+    affiliation_id = RorId()  # the affiliation's ROR id (docs/researchers/depositing.md#affiliations)
     orcid = Orcid()
     gnd = Gnd()
 
@@ -96,6 +98,8 @@ class PersonSchema(StrictSchema):
         name = data.get("name", "")
         if "," in name and not name.split(",", 1)[0].strip():
             raise ValidationError(NAME_FORMAT_MESSAGE, "name")
+        if data.get("affiliation_id") and not data.get("affiliation"):
+            raise ValidationError("An affiliation's ROR id needs the affiliation's name too.", "affiliation")
 
 
 class ContributorSchema(PersonSchema):
@@ -268,3 +272,4 @@ class DepositMetadataSchema(StrictSchema):
 
 # The keys of deposit metadata, in the specification's order.
 METADATA_KEYS: tuple[str, ...] = tuple(DepositMetadataSchema().fields)
+

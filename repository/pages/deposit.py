@@ -36,13 +36,13 @@ def _deposition(dep_id: int, owner: int) -> dict:
     """The owner's deposition as the API shows it; NotFound (the 404 page) for anyone else's."""
     with services().db.read() as conn:
         actions.get_deposit(conn, dep_id, owner)
-        return representation.render(conn, services().settings, dep_id)
+        return representation.render(conn, services().settings, dep_id, form=True)
 
 
 def _form_page(deposition: dict, state: forms.FormState, errors: forms.PlacedErrors | None = None,
                http_status: int = 200, note: str = "", focus: str = "") -> Response:
     with services().db.read() as conn:
-        picks = forms.suggestions(conn)
+        picks = forms.suggestions(conn, require_user()["id"])
     errors = errors or forms.PlacedErrors()
     opened = {s.slug for s in forms.SECTIONS if not s.optional or forms.section_has_content(s, state, errors)}
     # `deposition` (the API's representation) and `csrf` (the session's token) are what the file area's partial,
@@ -79,9 +79,11 @@ def form_page(dep_id: int) -> Response:
     with services().db.read() as conn:
         typed = formstate.typed(conn, dep_id) if deposition["state"] != "done" else None
     if typed is None:
-        return _form_page(deposition, forms.from_metadata(deposition["metadata"]))
+        with services().db.read() as conn:
+            state = forms.with_titles(conn, forms.from_metadata(deposition["metadata"]))
+        return _form_page(deposition, state)
     state = forms.state_from_json(typed)
-    return _form_page(deposition, state, forms.place_errors(typed["errors"], typed.get("rows_sent", {})),
+    return _form_page(deposition, state, forms.place_errors(typed["errors"], typed.get("rows_sent", {}), state),
                       note=KEPT_AS_TYPED)
 
 
@@ -128,7 +130,7 @@ def submit(dep_id: int) -> BaseResponse:
 def refused(deposition: dict, state: forms.FormState, exc: ApiError, rows_sent: dict[str, list[int]],
             saved: bool = False) -> Response:
     """The form again, as typed (or as saved), each error beside its input and all of them in the summary."""
-    errors = forms.place_errors(exc.errors, rows_sent)
+    errors = forms.place_errors(exc.errors, rows_sent, state)
     if not exc.errors:
         errors.summary.append({"href": "", "label": "", "message": exc.message})
     note = ("Your changes are saved, but publishing was refused: correct the fields marked below and publish again."

@@ -9,6 +9,7 @@ to the rows they came from."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -19,9 +20,12 @@ import pycountry
 
 from repository import urls
 from repository.communities import store
+from repository.deposits.people import known_people
 from repository.metadata import METADATA_KEYS
+from repository.pages.record_words import relation_words
 from repository.paging import MAX_SIZE, Page
-from repository.vocabularies import grants, languages, licenses
+from repository.vocabularies import grants, languages, licenses, ror
+from repository.vocabularies.identifiers import orcid_problem
 from repository.vocabularies.resource_types import (
     IMAGE_TYPES,
     PUBLICATION_TYPES,
@@ -52,6 +56,8 @@ class Input:
     hint: str = ""
     datalist: str = ""  # id of the <datalist> of suggestions (filled server-side, refined by deposit-form.js)
     lookup: str = ""  # the API search deposit-form.js asks for more suggestions
+    check: str = ""  # a check deposit-form.js makes as one types ("orcid": format and check digit)
+    defaults: str = ""  # JSON {upload type: value, "": otherwise} deposit-form.js fills in when the type changes
     required: bool = False  # required to publish (shown, not enforced: a draft may be incomplete)
 
 
@@ -91,13 +97,24 @@ def _titles(kind: str, subtypes: tuple[str, ...]) -> Choices:
 ACCESS_LABELS = {"open": "Open access", "embargoed": "Embargoed access: files public from the embargo date",
                  "restricted": "Restricted access: files shared on request, under your conditions",
                  "closed": "Closed access: files not shared"}
-ORCID_HINT = "e.g. 0000-0002-1825-0097"
+# The license a resource type gets when none is given (repository/metadata/rules.py applies the same at publish):
+# the form shows it chosen, so that people see it and may change it (deposit-form.js when the type changes).
+DEFAULT_LICENSES = {"dataset": "cc-zero"}
+DEFAULT_LICENSE = "cc-by"
+ORCID_HINT = "e.g. 0000-0002-1825-0097; checked as you type."
+AFFILIATION_HINT = "Type part of its name and pick it from the list."
+ROR_HINT = "Filled in from the organisation you pick, e.g. https://ror.org/02bfwt286."
+PEOPLE_ROWS = ("creators", "contributors", "thesis_supervisors")
 
 
 def _people(item: str, with_type: bool = False) -> tuple[Input, ...]:
     kinds = (Input("type", "Role", "select", _choices(CONTRIBUTOR_TYPES)),) if with_type else ()
-    return (Input("name", "Name", hint="Family name, Given names", required=True), *kinds,
-            Input("affiliation", "Affiliation"), Input("orcid", "ORCID", hint=ORCID_HINT), Input("gnd", "GND"))
+    return (Input("name", "Name", hint="Family name, Given names; people you named before are suggested.",
+                  datalist="people-list", lookup=urls.vocabulary_api("", "creators"), required=True), *kinds,
+            Input("affiliation", "Affiliation", hint=AFFILIATION_HINT, datalist="affiliations-list",
+                  lookup=urls.vocabulary_api("", "affiliations")),
+            Input("affiliation_id", "Affiliation's ROR id", hint=ROR_HINT),
+            Input("orcid", "ORCID", hint=ORCID_HINT, check="orcid"), Input("gnd", "GND"))
 
 
 RESOURCE_TYPE_CHOICES: Choices = tuple((k, v.title if "-" not in k else f"{RESOURCE_TYPES[k.split('-')[0]].title}: "
@@ -119,7 +136,7 @@ SECTIONS: tuple[Section, ...] = (
         Input("version", "Version", hint="e.g. v1.0.1 (semantic versioning is suggested)."),
         Input("language", "Language", hint="Its name in English, e.g. English or German, or its ISO 639 code "
                                            "(eng); type to search.",
-              datalist="languages-list"),
+              datalist="languages-list", lookup=urls.vocabulary_api("", "languages")),
         Group("keywords", "Keywords", "keyword", (Input("", "Keyword"),)),
         Input("notes", "Additional notes", "textarea"),
     )),
@@ -133,7 +150,8 @@ SECTIONS: tuple[Section, ...] = (
         Input("license", "License", hint="For open and embargoed access: its name or id, e.g. Creative Commons "
                                          "Attribution 4.0 International or MIT; type to search, the common ones "
                                          "are listed first.",
-              datalist="licenses-list", lookup=urls.LICENSES),
+              datalist="licenses-list", lookup=urls.vocabulary_api("", "licenses"),
+              defaults=json.dumps({**DEFAULT_LICENSES, "": DEFAULT_LICENSE})),
         Input("embargo_date", "Embargo date", "date", hint="For embargoed access: the day the files become public."),
         Input("access_conditions", "Conditions of access", "textarea",
               hint="For restricted access: who may have the files and why."),
@@ -141,7 +159,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("Communities", "communities", (
         Group("communities", "Communities", "community",
               (Input("identifier", "Community", datalist="communities-list", lookup=urls.COMMUNITIES,
-                     hint="Its identifier; the curators accept or decline the request."),)),
+                     hint="Its title (or its short id); type to search. The curators accept or decline the "
+                          "request."),)),
     ), optional=True),
     Section("Funding", "funding", (
         Group("grants", "Grants", "grant",
@@ -152,7 +171,8 @@ SECTIONS: tuple[Section, ...] = (
         Group("related_identifiers", "Related identifiers", "related identifier", (
             Input("identifier", "Identifier", hint="DOI, Handle, ARK, PURL, ISSN, ISBN, PubMed ID, arXiv, URL, …",
                   required=True),
-            Input("relation", "Relation", "select", _choices(RELATION_TYPES), required=True),
+            Input("relation", "Relation (this upload …)", "select",
+                  tuple((r, f"{relation_words(r).lower()} … ({r})") for r in RELATION_TYPES), required=True),
             Input("resource_type", "Resource type", "select", RESOURCE_TYPE_CHOICES),
             Input("scheme", "Scheme", hint="Detected when left empty."),
         )),
@@ -241,12 +261,6 @@ def _text(value: Any) -> str:
     return value.get("id", "") if isinstance(value, dict) else str(value)
 
 
-# The license a resource type gets when none is given (repository/metadata/rules.py applies the same at publish):
-# the form shows it chosen, so that people see it and may change it.
-DEFAULT_LICENSES = {"dataset": "cc-zero"}
-DEFAULT_LICENSE = "cc-by"
-# The licenses most deposits choose, first among the suggestions (their SPDX ids; the canonical ids are looked up).
-COMMON_LICENSES = ("CC-BY-4.0", "CC0-1.0", "CC-BY-SA-4.0", "MIT", "Apache-2.0", "GPL-3.0-or-later", "BSD-3-Clause")
 
 
 def from_metadata(metadata: Mapping[str, Any]) -> FormState:
@@ -308,8 +322,20 @@ def state_from_json(stored: Mapping[str, Any]) -> FormState:
 
 
 def with_codes(conn: Any, state: FormState) -> FormState:
-    """The form with a language typed by its name and a license typed by its title given by their codes, as the
-    API takes them (anything else is left as typed, for the validator to refuse in its own words)."""
+    """The form with a language typed by its name, a license typed by its title and a community by its title given
+    by their codes, as the API takes them, and an affiliation ROR knows by that name given its ROR id (anything else
+    is left as typed, for the validator to refuse in its own words)."""
+    rows = {key: [dict(row) for row in group] for key, group in state.rows.items()}
+    for key in PEOPLE_ROWS:
+        for row in rows.get(key, []):
+            if row.get("affiliation", "").strip() and not row.get("affiliation_id", "").strip():
+                found = ror.by_name(conn, row["affiliation"])
+                row["affiliation_id"] = found.id if found is not None else ""
+    for row in rows.get("communities", []):
+        typed = row.get("identifier", "").strip()
+        if typed and not store.exists(conn, typed):
+            row["identifier"] = store.identifier_of_title(conn, typed) or row["identifier"]
+    state = FormState(state.values, rows)
     values = dict(state.values)
     language = values.get("language", "").strip()
     if language:
@@ -319,6 +345,16 @@ def with_codes(conn: Any, state: FormState) -> FormState:
         found = licenses.by_id_or_title(conn, licence)
         values["license"] = found.id if found is not None else licence
     return FormState(values, state.rows)
+
+
+def with_titles(conn: Any, state: FormState) -> FormState:
+    """The form with each community shown by its title, where that title names it alone (with_codes reads it
+    back)."""
+    for row in state.rows.get("communities", []):
+        title = store.titles(conn, [row.get("identifier", "")]).get(row.get("identifier", ""))
+        if title and store.identifier_of_title(conn, title) == row["identifier"]:
+            row["identifier"] = title
+    return state
 
 
 def _number(text: str) -> Any:
@@ -390,8 +426,10 @@ def input_id(group: str, row: int, sub: str = "") -> str:
     return f"{group}-{row}" + (f"-{sub}" if sub else "")
 
 
-def place_errors(errors: list[dict[str, Any]], rows_sent: Mapping[str, list[int]]) -> PlacedErrors:
-    """Each `{field, message}` of an error object beside the input its path names (the summary lists them all)."""
+def place_errors(errors: list[dict[str, Any]], rows_sent: Mapping[str, list[int]],
+                 state: FormState | None = None) -> PlacedErrors:
+    """Each `{field, message}` of an error object beside the input its path names (the summary lists them all); an
+    ORCID iD refused says whether its form or its check digit is wrong (`state`: the form as typed)."""
     placed = PlacedErrors()
     for error in errors:
         message, path = str(error.get("message", "")), str(error.get("field") or "")
@@ -400,7 +438,13 @@ def place_errors(errors: list[dict[str, Any]], rows_sent: Mapping[str, list[int]
             continue
         parts = path.removeprefix("metadata.").split(".") if path.startswith("metadata.") else []
         target, label = _target(parts, rows_sent)
-        placed.add(target, label, FORM_MESSAGES.get((path, message.split(":")[0]), message))
+        message = FORM_MESSAGES.get((path, message.split(":")[0]), message)
+        if state is not None and parts[-1:] == ["orcid"] and target.count("-") == 2:
+            group, row, _ = target.split("-")
+            rows = state.rows.get(group, [])
+            typed = rows[int(row)].get("orcid", "") if int(row) < len(rows) else ""
+            message = orcid_problem(typed) or message
+        placed.add(target, label, message)
     return placed
 
 
@@ -444,20 +488,25 @@ def section_has_content(section: Section, state: FormState, errors: PlacedErrors
 SUGGESTED = 500
 
 
-def suggestions(conn: Any) -> dict[str, list[tuple[str, str]]]:
-    """The pickers' suggestions, (value, label) each, from the vocabularies the API validates against."""
+def suggestions(conn: Any, owner_id: int) -> dict[str, list[tuple[str, str]]]:
+    """The pickers' suggestions, (value, label) each, from the vocabularies the API validates against, and the
+    people (and their affiliations) the owner named before."""
     page = Page(1, SUGGESTED)
     licence_rows, _ = licenses.search(conn, None, Page(1, MAX_SIZE))
-    common = [row for row in (licenses.resolve(conn, c) for c in COMMON_LICENSES) if row is not None]
+    common = [row for row in (licenses.resolve(conn, c) for c in licenses.COMMON) if row is not None]
     licence_rows = common + [r for r in licence_rows if r.id not in {c.id for c in common}]
     grant_rows, _ = grants.search(conn, None, None, page)
     community_rows, _ = store.search(conn, None, ("title", False), page)
+    people = known_people(conn, owner_id, None, SUGGESTED)
     return {
         "licenses-list": [(r.id, r.title) for r in licence_rows],
         "grants-list": [(f"{r.funder_doi}{GRANT_ID_SEPARATOR}{r.code}",
                          " — ".join(x for x in (r.acronym, r.title, r.name) if x)) for r in grant_rows],
-        "communities-list": [(r.identifier, r.title) for r in community_rows],
+        "communities-list": [(r.title, r.identifier) for r in community_rows],
         "languages-list": LANGUAGES,
+        "people-list": [(p["name"], " · ".join(p[k] for k in ("orcid", "affiliation") if p.get(k))) for p in people],
+        "affiliations-list": [(a, i) for a, i in dict.fromkeys(
+            (p["affiliation"], p.get("affiliation_id", "")) for p in people if p.get("affiliation"))],
     }
 
 

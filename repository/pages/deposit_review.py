@@ -66,7 +66,7 @@ def review(dep_id: int) -> BaseResponse:
         with s.db.read() as conn:
             ctx = actions.Context(s.settings, DatabaseLookups(conn))
             dep, published, errors = actions.publish_preview(conn, ctx, dep_id, user["id"])
-            deposition = representation.render(conn, s.settings, dep_id)
+            deposition = representation.render(conn, s.settings, dep_id, form=True)
             typed = formstate.typed(conn, dep_id)
             facts = _facts(conn, dep, deposition, published or dep["metadata"] or {})
     except ApiError as exc:
@@ -99,7 +99,7 @@ def publish(dep_id: int) -> BaseResponse:
         if exc.status in (404, 403):
             raise
         with s.db.read() as conn:
-            stored = representation.render(conn, s.settings, dep_id)
+            stored = representation.render(conn, s.settings, dep_id, form=True)
         if exc.status != 400 or stored["state"] == "done":
             flash(exc.message, "error")
             return redirect(urls.deposit_html("", dep_id), 303)

@@ -54,12 +54,14 @@ def validate_grant_ids(conn: Connection, ids: Iterable[str]) -> list[dict[str, s
 
 
 def search(conn: Connection, q: str | None, funder: str | None, page: Page) -> tuple[list[Row], int]:
-    """Grants whose code, title, acronym or programme contain every word of `q`, of `funder` (DOI or acronym)."""
-    where = matches_all(grants.c.search_text, [[term] for term in query_terms(q)])
+    """Grants whose code, title, acronym or programme, or their funder's name or acronyms, contain every word of `q`,
+    of `funder` (DOI or acronym)."""
+    where = matches_all(grants.c.search_text + " " + funders.c.search_text, [[term] for term in query_terms(q)])
     if funder:
         doi = normalize_doi(funder.strip())
         where = where & grants.c.funder_doi.in_([doi.lower()] if doi else dois_by_acronym(conn, funder))
-    total = conn.execute(select(func.count()).select_from(grants).where(where)).scalar_one()
+    joined = grants.join(funders, funders.c.doi == grants.c.funder_doi)
+    total = conn.execute(select(func.count()).select_from(joined).where(where)).scalar_one()
     query = (
         select(*_COLUMNS)
         .join(funders, funders.c.doi == grants.c.funder_doi)

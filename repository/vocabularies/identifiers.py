@@ -1,6 +1,8 @@
-"""Persistent identifiers: kind detection and normalisation (idutils), plus ORCID, GND and DOI checks."""
+"""Persistent identifiers: kind detection and normalisation (idutils), plus ORCID, GND, DOI and ROR checks."""
 
 from __future__ import annotations
+
+import re
 
 import idutils
 
@@ -68,3 +70,46 @@ def normalize_doi(value: str) -> str | None:
 def doi_prefix(doi: str) -> str:
     """The registrant prefix of a bare DOI (`10.5281` of `10.5281/zenodo.1`)."""
     return doi.split("/", 1)[0]
+
+
+_ORCID_SHAPE = re.compile(r"(?:https?://(?:www\.)?orcid\.org/)?([0-9]{4})-?([0-9]{4})-?([0-9]{4})-?([0-9]{3}[0-9Xx])")
+
+
+def orcid_problem(value: str) -> str | None:
+    """What is wrong with an ORCID iD as typed, in words that say how to fix it; None when it is valid. The last
+    character is a check digit (ISO 7064 MOD 11-2 over the other 15 digits), so most typos are caught."""
+    match = _ORCID_SHAPE.fullmatch(value.strip())
+    if match is None:
+        return ("An ORCID iD is 16 digits in four groups of four, the last one possibly X, e.g. "
+                "0000-0002-1825-0097 (or its https://orcid.org/ address).")
+    digits = "".join(match.groups()).upper()
+    total = 0
+    for digit in digits[:15]:
+        total = (total + int(digit)) * 2
+    check = (12 - total % 11) % 11
+    if digits[15] != ("X" if check == 10 else str(check)):
+        return ("This ORCID iD does not exist: its last character does not match the others (a digit is "
+                "probably mistyped). Copy it from your ORCID record, e.g. 0000-0002-1825-0097.")
+    return None
+
+
+# A ROR id: `0`, six characters of Crockford's base 32 and two check digits (ISO 7064 MOD 97-10 of the number the
+# seven characters stand for), bare or as its https://ror.org/ address.
+ROR_PREFIX = "https://ror.org/"
+_ROR_DIGITS = "0123456789abcdefghjkmnpqrstvwxyz"
+_ROR = re.compile(r"(?:https?://(?:www\.)?ror\.org/|ror\.org/)?(0[0-9a-hjkmnp-tv-z]{6}[0-9]{2})", re.IGNORECASE)
+
+
+def normalize_ror(value: str) -> str | None:
+    """A ROR id as its URL (`https://ror.org/02bfwt286`), from the bare id or any of its addresses; None if the
+    value is not one or its check digits do not match."""
+    match = _ROR.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return None
+    bare = match[1].lower()
+    number = 0
+    for char in bare[:7]:
+        number = number * 32 + _ROR_DIGITS.index(char)
+    if f"{98 - (number * 100) % 97:02d}" != bare[7:]:
+        return None
+    return ROR_PREFIX + bare

@@ -69,3 +69,23 @@ def name_of(code: str) -> str | None:
     if found is None or found.alpha_3 != code or _by_name().get(found.name.lower()) != code:
         return None  # another code, or a name two languages share
     return str(found.name)
+
+
+@lru_cache(maxsize=1)
+def _named() -> list[tuple[str, str, bool]]:
+    """(name, ISO 639-3 code, has a two-letter code) of every language whose name reads back to its code."""
+    return sorted((str(lang.name), str(lang.alpha_3), hasattr(lang, "alpha_2")) for lang in pycountry.languages
+                  if name_of(lang.alpha_3))
+
+
+def suggest(q: str | None, size: int) -> list[tuple[str, str]]:
+    """(code, English name) of the languages whose name starts with `q` (or whose code is `q`), those with a
+    two-letter code (the widely used ones) first; with no `q`, those."""
+    wanted = (q or "").strip().lower()
+    found = [(code, name, common) for name, code, common in _named()
+             if not wanted or name.lower().startswith(wanted) or code == wanted
+             or any(word.startswith(wanted) for word in name.lower().split())]
+    if not wanted:
+        found = [f for f in found if f[2]]
+    found.sort(key=lambda f: (not f[0] == wanted, not f[1].lower().startswith(wanted), not f[2], f[1]))
+    return [(code, name) for code, name, _ in found[:size]]

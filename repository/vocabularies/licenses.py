@@ -84,6 +84,24 @@ def _search(conn: Connection, where: ColumnElement[bool], exact: str, page: Page
     return list(conn.execute(query)), total
 
 
+# The licenses most deposits choose, by their SPDX ids (the canonical ids are looked up): first among suggestions.
+COMMON = ("CC-BY-4.0", "CC0-1.0", "CC-BY-SA-4.0", "MIT", "Apache-2.0", "GPL-3.0-or-later", "BSD-3-Clause")
+
+
+def suggest(conn: Connection, q: str | None, size: int) -> list[Row]:
+    """Licenses for a picker: with no `q`, the common ones then the others by id; with `q`, those matching it
+    (as `search`), the one it names exactly first, then the common ones among them."""
+    common = [row for row in (resolve(conn, c) for c in COMMON) if row is not None]
+    if not q or not q.strip():
+        rows, _ = search(conn, None, Page(1, size + len(common)))
+        return (common + [r for r in rows if r.id not in {c.id for c in common}])[:size]
+    rows, _ = search(conn, q, Page(1, 200))
+    named = resolve(conn, q) or by_id_or_title(conn, q)
+    rank = {row.id: index for index, row in enumerate(common)}
+    rows.sort(key=lambda r: (named is None or r.id != named.id, rank.get(r.id, len(rank))))
+    return rows[:size]
+
+
 def to_json(row: Row, base_url: str) -> dict[str, Any]:
     """The License resource: `{id, created, updated, metadata: {id, title, url}, links: {self}}`."""
     return {

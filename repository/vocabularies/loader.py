@@ -207,7 +207,7 @@ def parse_grants(path: str) -> Lines:
     return rows
 
 
-def _sync(conn: Connection, table: Table, key: tuple[str, ...], rows: list[dict[str, Any]], progress: bool,
+def sync_rows(conn: Connection, table: Table, key: tuple[str, ...], rows: list[dict[str, Any]], progress: bool,
           name: str) -> tuple[Changes, list[tuple]]:  # fmt: skip
     """Insert new rows and update changed ones; returns the changes and the keys of rows no longer listed."""
     existing = {tuple(row[k] for k in key): row for row in conn.execute(select(table)).mappings()}
@@ -232,7 +232,8 @@ def _sync(conn: Connection, table: Table, key: tuple[str, ...], rows: list[dict[
     return changes, list(existing)
 
 
-def _remove(conn: Connection, table: Table, key: tuple[str, ...], stale: list[tuple], changes: Changes) -> None:
+def remove_rows(conn: Connection, table: Table, key: tuple[str, ...], stale: list[tuple], changes: Changes) -> None:
+    """Delete the rows whose keys `sync_rows` found no longer listed, and count them in `changes`."""
     if stale:
         where = and_(*(table.c[k] == bindparam("key_" + k) for k in key))
         conn.execute(delete(table).where(where), [{"key_" + k: v for k, v in zip(key, values, strict=True)} for values in stale])
@@ -253,25 +254,25 @@ def load(db: Database, names: Sequence[str] = LISTS, paths: dict[str, str] | Non
     with db.write() as conn:
         stale: dict[str, list[tuple]] = {}
         if "funders" in names:
-            report["funders"], stale["funders"] = _sync(conn, funders, ("doi",), [r for _, r in funder_lines],
+            report["funders"], stale["funders"] = sync_rows(conn, funders, ("doi",), [r for _, r in funder_lines],
                                                         progress, "funders")  # fmt: skip
         if "grants" in names:
             known = set(conn.execute(select(funders.c.doi)).scalars()) - {k[0] for k in stale.get("funders", [])}
             for number, row in grant_lines:
                 if row["funder_doi"] not in known:
                     raise DataFileError(paths["grants"], number, f"unknown funder {row['funder_doi']}")
-            report["grants"], stale["grants"] = _sync(conn, grants, ("funder_doi", "code"),
+            report["grants"], stale["grants"] = sync_rows(conn, grants, ("funder_doi", "code"),
                                                       [r for _, r in grant_lines], progress, "grants")  # fmt: skip
-            _remove(conn, grants, ("funder_doi", "code"), stale["grants"], report["grants"])
+            remove_rows(conn, grants, ("funder_doi", "code"), stale["grants"], report["grants"])
         if "funders" in names:
             _check_unused(conn, stale["funders"])
-            _remove(conn, funders, ("doi",), stale["funders"], report["funders"])
+            remove_rows(conn, funders, ("doi",), stale["funders"], report["funders"])
         if "licenses" in names:
-            report["licenses"], stale_licenses = _sync(conn, licenses, ("id",), license_rows, progress, "licenses")
-            report["license aliases"], stale_aliases = _sync(conn, license_aliases, ("alias",), alias_rows,
+            report["licenses"], stale_licenses = sync_rows(conn, licenses, ("id",), license_rows, progress, "licenses")
+            report["license aliases"], stale_aliases = sync_rows(conn, license_aliases, ("alias",), alias_rows,
                                                              progress, "license aliases")  # fmt: skip
-            _remove(conn, license_aliases, ("alias",), stale_aliases, report["license aliases"])
-            _remove(conn, licenses, ("id",), stale_licenses, report["licenses"])
+            remove_rows(conn, license_aliases, ("alias",), stale_aliases, report["license aliases"])
+            remove_rows(conn, licenses, ("id",), stale_licenses, report["licenses"])
     return report
 
 

@@ -60,7 +60,7 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         page.fill("#version", "1.0")
         page.fill("#language", "English")  # by name, stored as its code
         page.check("#access_right-open")
-        expect(page.locator("#license")).to_have_value("")  # no default before the type was saved
+        expect(page.locator("#license")).to_have_value("cc-by")  # the type's default, chosen as the type was picked
         page.fill("#license", "Creative Commons Attribution 4.0 International")
 
         for details in page.locator("details.section").all():
@@ -107,7 +107,7 @@ def test_fill_save_and_publish_the_deposit_form(live_server):
         page.goto(dep_url)
         orcid = page.locator("#creators-1-orcid")
         assert orcid.input_value() == "1234" and orcid.get_attribute("aria-invalid") == "true"
-        assert "Not a valid ORCID" in page.locator("#creators-1-orcid-error").inner_text()
+        assert "16 digits in four groups" in page.locator("#creators-1-orcid-error").inner_text()
         expect(page.locator(".notice.error").first).to_contain_text("kept as you typed them")
         assert page.evaluate("() => document.activeElement.id") == "error-summary"
         assert page.locator("#title").input_value() == "Glacier retreat 2024"

@@ -102,7 +102,7 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         add_row(page, "dates", {"start": "2024-06-01", "end": "2024-08-31", "type": "Collected"})
         _save(page)
         assert page.locator("#creators-1-orcid").get_attribute("aria-invalid") == "true"
-        expect(page.locator("#creators-1-orcid-error")).to_contain_text("Not a valid ORCID")
+        expect(page.locator("#creators-1-orcid-error")).to_contain_text("16 digits in four groups")
         assert page.locator("#title").input_value() == TITLE  # nothing typed is lost
         check_page(page, "deposit form with an error")
         screenshot(page, "journey-deposit-error")

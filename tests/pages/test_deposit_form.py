@@ -216,8 +216,8 @@ def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
         orcid = re.search(r'<input[^>]*id="creators-2-orcid"[^>]*>', html)
         assert orcid is not None and 'aria-invalid="true"' in orcid[0] and 'value="0000-0000-0000-0000"' in orcid[0]
         assert 'aria-describedby="creators-2-orcid-hint creators-2-orcid-error"' in orcid[0]
-        assert re.search(r'<p class="field-error" id="creators-2-orcid-error">Not a valid ORCID', html)
-        assert 'href="#creators-2-orcid">Creator 3: ORCID: Not a valid ORCID' in html
+        assert re.search(r"<p class=\"field-error\" id=\"creators-2-orcid-error\">This ORCID iD does not exist", html)
+        assert 'href="#creators-2-orcid">Creator 3: ORCID: This ORCID iD does not exist' in html
         for field in ("language", "locations-0-lat", "locations-0-lon", "grants-0-id"):
             assert f'id="{field}-error"' in html and f'href="#{field}"' in html, field
         assert 'value="Kept as typed"' in html and 'value="klingonese"' in html and 'value="north"' in html

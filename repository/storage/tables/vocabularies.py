@@ -1,4 +1,4 @@
-"""The vocabularies deposits refer to: licenses (and their aliases), funders and grants."""
+"""The vocabularies deposits refer to: licenses (and their aliases), funders, grants and research organisations."""
 
 from __future__ import annotations
 
@@ -58,6 +58,22 @@ grants = Table(
     Column("program", String(100), nullable=False),
     Column("startdate", String(10), nullable=True),  # YYYY-MM-DD
     Column("enddate", String(10), nullable=True),
+    Column("search_text", Text, nullable=False),
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)
+
+
+organizations = Table(
+    "organizations",
+    metadata,
+    # Research organisations from a ROR data dump (repository/vocabularies/ror.py), by their ROR id as a URL.
+    Column("id", String(40), primary_key=True),
+    Column("name", String(500), nullable=False),  # the name ROR displays
+    Column("acronyms", Text, nullable=False),  # JSON array
+    Column("aliases", Text, nullable=False),  # JSON array: other names and labels in other languages
+    Column("country", String(2), nullable=False),  # ISO 3166-1 alpha-2, "" when ROR gives none
+    Column("status", String(20), nullable=False),  # active, inactive or withdrawn
     Column("search_text", Text, nullable=False),
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),
