@@ -40,6 +40,19 @@ def analyzed(text: str, analyzer: str = "default") -> tuple[str, ...]:
     return tuple(_BUILT[analyzer if analyzer in _BUILT else "default"].analyze(text))
 
 
+def word_pairs(texts: Iterable[str], analyzer: str) -> list[str]:
+    """The adjacent words of each of `texts` as analyzer `analyzer` indexes them, each pair one term ("soil
+    moisture"), once each: what a field with `index_phrases` holds beside its words (docs/search.md#words-and-phrases).
+    Pairs never span two values, as a phrase never does. A word the analyzer drops (one of 40 bytes or more) leaves
+    its neighbours paired: a superset of the adjacent pairs, which the phrase query's positions then decide."""
+    built = _BUILT[analyzer if analyzer in _BUILT else "default"]
+    found: dict[str, None] = {}
+    for text in texts:
+        words = built.analyze(text)
+        found.update(dict.fromkeys(f"{a} {b}" for a, b in zip(words, words[1:], strict=False)))
+    return list(found)
+
+
 # --- the plain-word fallback of the search page ---------------------------------------------------------------
 _WORD = re.compile(r"[^\W_]+")
 OPERATORS = frozenset({"AND", "OR", "NOT", "TO"})

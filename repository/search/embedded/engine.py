@@ -40,7 +40,7 @@ from repository.search.embedded.tantivy_query import (
     with_source_json,
 )
 from repository.search.embedded.writer_lease import LOCK, WriterLease
-from repository.search.mapping import BEFORE_STEMMING, fields, template_digest
+from repository.search.mapping import BEFORE_PAIRS, BEFORE_STEMMING, fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
 
@@ -96,10 +96,12 @@ class EmbeddedBackend:
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
         # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct), and
-        # those stored before the stemming analyzers their text fields' companions (add_exact).
+        # those stored before the stemming analyzers their text fields' companions (add_exact). The word pairs are
+        # added as a document enters the index (tantivy_query.with_pairs): documents stored before them are current.
         old = f"tantivy-{DOCUMENT_VERSION}-{BEFORE_STEMMING}"
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {
-            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields)}
+            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields),
+            f"tantivy-{DOCUMENT_VERSION}-{BEFORE_PAIRS}-{FORM}": lambda d: d}
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
