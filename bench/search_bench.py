@@ -98,7 +98,7 @@ def table(report: dict[str, Any], source: str) -> str:
         f"| rounds | best of {report['rounds']} (CPU time of one process, result cache off) |",
         f"| report | `{source}` |",
         "",
-        "| search | ratio | matches | first ms | second ms | ratio | target | verdict |",
+        "| search | ratio | matches of the first | first ms | second ms | ratio | target | verdict |",
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for row in report["rows"]:
