@@ -8,7 +8,8 @@ Every figure is the best of `--rounds` of this process's CPU time (the engine an
 searches of one comparison alternating within a round, so a machine loaded by other work disturbs the ratios less
 than the times. The ratios are the targets of docs/performance.md#searches-at-the-engines-limit:
 
-- a phrase against the common word, both without facets (the cost per request that sets req/s);
+- a phrase against the common word, both without facets (the cost per request that sets req/s), and both sorted
+  by a key with the default facets;
 - the listing and every sort option with the default facets against the same search without them;
 - the relevance-sorted common word with the default facets against it without them;
 - each default facet alone: its share of what the facets add.
@@ -70,6 +71,9 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
 
     compare("phrase", request({"q": COMMON_TERM}, ()), request({"q": f'"{PHRASE}"'}, ()), PHRASE_LIMIT,
             "phrase / common word")
+    sorted_facets = {"sort": "mostrecent"}  # no score read: the phrase's pair alone (docs/search.md)
+    compare("phrase, sort=mostrecent", request({"q": COMMON_TERM, **sorted_facets}),
+            request({"q": f'"{PHRASE}"', **sorted_facets}), PHRASE_LIMIT, "phrase / common word, with facets")
     for name, args, limit in WITH_FACETS:
         compare(name, request(args, ()), request(args), limit, "with facets / without")
     for facet in DEFAULT_FACETS:  # each facet's share: what it adds alone to the common word
@@ -80,7 +84,8 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
 
 def commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        # `-dirty`: the measured code had changes not committed yet
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""

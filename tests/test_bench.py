@@ -312,7 +312,7 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     report = tmp_path / "search.json"
     assert search_bench.main(["--instance", str(tmp_path), "--rounds", "1", "--out", str(report)]) == 0
     rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
-    assert [r["search"] for r in rows] == ["phrase", "listing", "sort=mostrecent", "sort=mostviewed",
+    assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing", "sort=mostrecent", "sort=mostviewed",
                                            "sort=publication_date", "sort=conference_session", "sort=journal",
                                            "sort=version", "relevance", "facet access_right", "facet type",
                                            "facet file_type", "facet keywords"]

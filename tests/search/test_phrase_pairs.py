@@ -13,6 +13,7 @@ from helpers.search import ids, run
 from werkzeug.datastructures import MultiDict
 
 from repository.search import mapping
+from repository.search.analysis import word_pairs
 from repository.search.backend import SearchBackend
 from repository.search.documents import DOCUMENT_VERSION, to_index_document
 from repository.search.embedded import engine as embedded_engine
@@ -76,9 +77,8 @@ def test_the_companions_index_their_word_pairs(tmp_path):
     backend.index(_documents())
     searcher = backend._live()
     pairs = f"title.exact{PAIRS_SUFFIX}"
-    # Records 1, 2 and 7, and 6, whose long word between the two the analyzer drops: the phrase's positions
-    # leave 6 out (test_phrases_find_what_their_words_in_order_find).
-    assert searcher.doc_freq(pairs, "soil moisture") == 4
+    # Records 1, 2 and 7, not 6: the long word between the two, which the analyzer drops, keeps them apart.
+    assert searcher.doc_freq(pairs, "soil moisture") == 3
     assert searcher.doc_freq(pairs, "moisture soil") == 1
     assert searcher.doc_freq(pairs, "soil moisture data") == 0  # pairs only
     assert searcher.doc_freq(f"description.exact{PAIRS_SUFFIX}", "soil moisture") == 1  # record 3's punctuation
@@ -135,6 +135,19 @@ def test_the_pairs_change_no_match_and_no_score(tmp_path, monkeypatch):
         for q in (f'"{phrase}"', f'title:"{phrase}"', f'"{phrase}" AND climate'):
             assert _scored(paired, q) == _scored(positional, q), q
             assert found(paired, q) == found(positional, q), q
+            # Sorted by a key and counted in facets, a two-word phrase is its pair alone: the same answer.
+            for sort in ("mostrecent", "-publication_date"):
+                by_pairs, by_positions = (run(b, q=q, sort=sort, size=50) for b in (paired, positional))
+                assert (ids(by_pairs), by_pairs.total, by_pairs.aggregations) == \
+                    (ids(by_positions), by_positions.total, by_positions.aggregations), (q, sort)
+
+
+def test_the_pairs_are_those_a_two_word_phrase_finds():
+    assert word_pairs(["Soil moisture data", "data soil"], "exact") == ["soil moisture", "moisture data", "data soil"]
+    assert word_pairs([f"Soil {LONG} moisture of {LONG}"], "exact") == ["moisture of"]  # no pair across a gap
+    assert word_pairs(["Müller's notes"], "exact") == ["muller s", "s notes"]
+    assert word_pairs(["Running soils"], "words") == ["run soil"]
+    assert word_pairs(["", "one"], "exact") == []
 
 
 def test_an_index_made_before_the_pairs_is_read_as_it_is(tmp_path, monkeypatch):

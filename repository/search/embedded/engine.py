@@ -273,8 +273,9 @@ class EmbeddedBackend:
             touched.update(int(r) for r in step[1].split(b",") if r)
         return frozenset(touched)
 
-    def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None) -> Translator:
-        return Translator(schema or self.schema, searcher, self.fields, self._parser)
+    def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None,
+                    scored: bool = True) -> Translator:
+        return Translator(schema or self.schema, searcher, self.fields, self._parser, scored)
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
@@ -491,6 +492,8 @@ class EmbeddedBackend:
         index, state = self._live_snapshot()
         searcher = state.searcher
         translate = self._translator(searcher, index.schema)
+        # What reads no score (the facets, an order by a key) cheaper where it can be (tantivy_query.Translator).
+        unscored = self._translator(searcher, index.schema, scored=False)
 
         counted = [0]  # the search's total, set by _search before it asks for the facets
         distinct = self._distinct.get(state.name)
@@ -500,10 +503,11 @@ class EmbeddedBackend:
         def facet_counts() -> tuple[dict[str, Any], bool, dict[str, Proof]]:  # always exact
             proofs: dict[str, Proof] = {}  # what proves the top terms of open vocabularies (the cache's deltas)
             return self._guarded(lambda: self._aggregate(
-                state, translate(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
+                state, unscored(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
                 True, proofs
 
-        return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, translate, req,
+        by_score = translate if req.sort == "bestmatch" else unscored
+        return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, by_score, req,
                                                                                     facets, counted), facet_counts)
 
     @staticmethod

@@ -334,9 +334,12 @@ class Translator:
     """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
 
     def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field],
-                 parser: tantivy.Index):
-        # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column)
+                 parser: tantivy.Index, scored: bool = True):
+        # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column).
+        # `scored`: whether the scores of the matches are read (relevance order); without them a phrase of two
+        # words is its pair alone (`phrase`).
         self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
+        self.scored = scored
         self.before_stemming: bool | None = None  # found out at the first text node (text_field)
         self.present: dict[str, bool] = {}  # whether the schema has a field the template added later (_has)
 
@@ -369,6 +372,11 @@ class Translator:
             return phrase  # an index made before the pairs: read as it is until a reindex
         looked_up = [(Must, Q.const_score_query(Q.term_query(self.schema, pairs, f"{a} {b}"), 0.0))
                      for a, b in dict.fromkeys(zip(words, words[1:], strict=False))]
+        if len(words) == 2 and not self.scored:
+            # The pair is in exactly the documents the phrase finds (analysis.word_pairs): no positions to read.
+            # Only where no score is read: a phrase's score counts its occurrences in the field, which the pair's
+            # own postings (no frequencies) do not hold.
+            return looked_up[0][1]
         return Q.boolean_query([(Must, phrase), *looked_up])
 
     def _has(self, field: str) -> bool:
