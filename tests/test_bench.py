@@ -297,3 +297,29 @@ def test_a_run_that_got_error_responses_fails_the_benchmark_and_says_which(
                    + line.format("/records/4", 500, 0, "/records/<int:recid>") * 2
                    + line.format("/api/records/?q=x", 503, 95, "/api/records/"))
     assert error_statuses(str(log)) == {"500 0 /records/<int:recid>": 2, "503 95 /api/records/": 1}
+
+
+def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
+    """`bench/search_bench.py` over a small index: one row per comparison, and `--write` puts the report's table
+    between the page's markers (no figure asserted)."""
+    from bench import search_bench
+    from repository.search.documents import to_index_document
+    from repository.search.embedded.engine import EmbeddedBackend
+    from tests.search.factories import make_record
+
+    EmbeddedBackend(tmp_path / "index").index([to_index_document(make_record(recid, metadata={
+        "title": f"Climate change data {recid}", "keywords": ["climate", f"k{recid % 3}"]})) for recid in range(1, 13)])
+    report = tmp_path / "search.json"
+    assert search_bench.main(["--instance", str(tmp_path), "--rounds", "1", "--out", str(report)]) == 0
+    rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
+    assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing", "sort=mostrecent", "sort=mostviewed",
+                                           "sort=publication_date", "sort=conference_session", "sort=journal",
+                                           "sort=version", "relevance", "facet access_right", "facet type",
+                                           "facet file_type", "facet keywords"]
+    assert rows[0]["total"] == 12 and rows[1]["total"] == 12
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{search_bench.START}\nold\n{search_bench.END}\nafter\n", encoding="utf-8")
+    assert search_bench.main(["--write", str(report), "--page", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written

@@ -13,6 +13,8 @@ TEMPLATE_PATH = Path(__file__).resolve().parents[2] / "index_templates" / "recor
 
 # The stored copy of the whole record; never searched, only returned.
 SOURCE_FIELD = "record"
+# The hidden companion of a text field with `index_phrases` (Field.pairs), named as OpenSearch names its own.
+PAIRS_SUFFIX = "._index_phrase"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,9 @@ class Field:
     analyzer: str = ""  # of a text field: "words" (stemmed and folded) or "exact" (folded only), docs/search.md
     exact: str = ""  # of a stemmed text field: its unstemmed companion (`title.exact`), which quoted phrases search
     parent: str = ""  # of a companion field: the field whose values it indexes again
+    # Of a text field with `index_phrases`: the hidden field holding its adjacent word pairs as single terms, which
+    # a phrase on the field looks up before checking positions (OpenSearch's own name for it; docs/search.md).
+    pairs: str = ""
 
     def __post_init__(self) -> None:
         kinds = {"long": "number", "integer": "number", "short": "number", "byte": "number", "geo_point": "geo"}
@@ -49,11 +54,15 @@ def _flatten(properties: dict[str, Any], prefix: str = "") -> dict[str, Field]:
             companions = spec.get("fields") or {}
             exact = f"{path}.exact" if "exact" in companions else ""
             found[path] = Field(path, spec["type"], spec.get("normalizer") == "lowercase",
-                                analyzer=spec.get("analyzer", ""), exact=exact)
+                                analyzer=spec.get("analyzer", ""), exact=exact, pairs=_pairs(path, spec))
             for sub, sub_spec in companions.items():
                 found[f"{path}.{sub}"] = Field(f"{path}.{sub}", sub_spec["type"], analyzer=sub_spec.get("analyzer", ""),
-                                               parent=path)
+                                               parent=path, pairs=_pairs(f"{path}.{sub}", sub_spec))
     return found
+
+
+def _pairs(path: str, spec: dict[str, Any]) -> str:
+    return f"{path}{PAIRS_SUFFIX}" if spec.get("type") == "text" and spec.get("index_phrases") else ""
 
 
 def fields_of(template: dict[str, Any]) -> dict[str, Field]:
@@ -70,6 +79,9 @@ def fields() -> dict[str, Field]:
 # The digest of the template before the text fields gained stemming and their `.exact` companions: documents
 # stored in that form are upgraded on the way into a reindex (each engine's `upgrades`), not built again.
 BEFORE_STEMMING = "ee8db6d5"
+# The digest before the unstemmed companions gained `index_phrases`: the embedded engine adds the word pairs as it
+# indexes a document (tantivy_query.add_json), so documents stored in that form are the current form.
+BEFORE_PAIRS = "acb03003"
 
 
 @functools.cache

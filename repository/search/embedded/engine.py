@@ -40,7 +40,7 @@ from repository.search.embedded.tantivy_query import (
     with_source_json,
 )
 from repository.search.embedded.writer_lease import LOCK, WriterLease
-from repository.search.mapping import BEFORE_STEMMING, fields, template_digest
+from repository.search.mapping import BEFORE_PAIRS, BEFORE_STEMMING, fields, template_digest
 from repository.search.params import SearchRequest, combined
 from repository.search.query import Node, invalid
 
@@ -96,10 +96,12 @@ class EmbeddedBackend:
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"tantivy-{DOCUMENT_VERSION}-{template_digest()}-{FORM}"
         # Documents stored before FORM d1 gain its fields from their own terms (tantivy_query.add_distinct), and
-        # those stored before the stemming analyzers their text fields' companions (add_exact).
+        # those stored before the stemming analyzers their text fields' companions (add_exact). The word pairs are
+        # added as a document enters the index (tantivy_query.with_pairs): documents stored before them are current.
         old = f"tantivy-{DOCUMENT_VERSION}-{BEFORE_STEMMING}"
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {
-            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields)}
+            old: lambda d: add_exact(add_distinct(d), self.fields), f"{old}-{FORM}": lambda d: add_exact(d, self.fields),
+            f"tantivy-{DOCUMENT_VERSION}-{BEFORE_PAIRS}-{FORM}": lambda d: d}
         self._mutex = threading.Lock()  # guards the cache of open indexes only: reads never wait for writes
         self._lease = WriterLease(self.root, lock_timeout, linger)
         self._open: dict[str, tuple[tantivy.Index, Snapshot]] = {}
@@ -271,8 +273,9 @@ class EmbeddedBackend:
             touched.update(int(r) for r in step[1].split(b",") if r)
         return frozenset(touched)
 
-    def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None) -> Translator:
-        return Translator(schema or self.schema, searcher, self.fields, self._parser)
+    def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None,
+                    scored: bool = True) -> Translator:
+        return Translator(schema or self.schema, searcher, self.fields, self._parser, scored)
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
@@ -489,6 +492,8 @@ class EmbeddedBackend:
         index, state = self._live_snapshot()
         searcher = state.searcher
         translate = self._translator(searcher, index.schema)
+        # What reads no score (the facets, an order by a key) cheaper where it can be (tantivy_query.Translator).
+        unscored = self._translator(searcher, index.schema, scored=False)
 
         counted = [0]  # the search's total, set by _search before it asks for the facets
         distinct = self._distinct.get(state.name)
@@ -498,10 +503,11 @@ class EmbeddedBackend:
         def facet_counts() -> tuple[dict[str, Any], bool, dict[str, Proof]]:  # always exact
             proofs: dict[str, Proof] = {}  # what proves the top terms of open vocabularies (the cache's deltas)
             return self._guarded(lambda: self._aggregate(
-                state, translate(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
+                state, unscored(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
                 True, proofs
 
-        return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, translate, req,
+        by_score = translate if req.sort == "bestmatch" else unscored
+        return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, by_score, req,
                                                                                     facets, counted), facet_counts)
 
     @staticmethod

@@ -11,7 +11,7 @@ from typing import Any, cast
 import orjson
 import tantivy
 
-from repository.search.analysis import ANALYZERS, analyzed
+from repository.search.analysis import ANALYZERS, analyzed, word_pairs
 from repository.search.documents import add_member, day_keys
 from repository.search.mapping import SOURCE_FIELD, Field
 from repository.search.query import (
@@ -58,6 +58,8 @@ def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
     for f in field_map.values():
         if f.kind == "text":
             sb.add_text_field(f.name, tokenizer_name=f.analyzer if f.analyzer in ANALYZERS else "default")
+            if f.pairs:  # whole terms looked up, never scored (Translator.phrase): no frequencies, no positions
+                sb.add_text_field(f.pairs, tokenizer_name="raw", index_option="basic")
         elif f.kind == "keyword":
             sb.add_text_field(f.name, fast=True, tokenizer_name="raw")
         elif f.kind == "number":
@@ -108,16 +110,29 @@ def _held(f: Field, value: Any) -> bool:
 
 
 def add_json(writer: tantivy.IndexWriter, document: bytes, field_map: dict[str, Field]) -> None:
-    """Add engine-ready `document` (to_tantivy_json) to `writer`. One stored before dates outside DATES were left
-    out of their columns holds such a date, which tantivy refuses with the whole document (its record was then
-    never found): it is added without it, as `to_tantivy_json` now makes it."""
+    """Add engine-ready `document` (to_tantivy_json) to `writer`, with the word pairs of its text fields that index
+    phrases (`with_pairs`). One stored before dates outside DATES were left out of their columns holds such a date,
+    which tantivy refuses with the whole document (its record was then never found): it is added without it, as
+    `to_tantivy_json` now makes it."""
     try:
-        writer.add_json(document.decode())
+        writer.add_json(with_pairs(document, field_map).decode())
     except ValueError:
         held = _without_unheld_dates(document, field_map)
         if held is None:
             raise
-        writer.add_json(held.decode())
+        writer.add_json(with_pairs(held, field_map).decode())
+
+
+def with_pairs(document: bytes, field_map: dict[str, Field]) -> bytes:
+    """Engine-ready `document` with each phrase-indexing field's adjacent word pairs (Field.pairs). Added here, as
+    the document enters the index, not kept in the stored engine-ready form: a description's pairs would double
+    its size in the database, and the stored documents of the template before the pairs stay current."""
+    values = orjson.loads(document)
+    members = [b'"%s":%s' % (f.pairs.encode(), orjson.dumps(pairs)) for name, f in field_map.items()
+               if f.pairs and name in values and (pairs := word_pairs(values[name], f.analyzer))]
+    for member in members:
+        document = add_member(document, member)
+    return document
 
 
 def _without_unheld_dates(document: bytes, field_map: dict[str, Field]) -> bytes | None:
@@ -156,9 +171,10 @@ def to_tantivy(doc: dict[str, Any], field_map: dict[str, Field]) -> tantivy.Docu
             continue  # only dates the column cannot hold: without a key to find them, the engine has none
         for v in held:
             if f.kind == "text":
-                out.add_text(name, str(v))
-                if f.exact:
-                    out.add_text(f.exact, str(v))
+                for text_field in (f, field_map[f.exact]) if f.exact else (f,):
+                    out.add_text(text_field.name, str(v))
+                    for pair in word_pairs([str(v)], text_field.analyzer) if text_field.pairs else ():
+                        out.add_text(text_field.pairs, pair)
             elif f.kind == "keyword":
                 out.add_text(name, str(v).lower() if f.lowercase else str(v))
             elif f.kind == "number":
@@ -318,10 +334,14 @@ class Translator:
     """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
 
     def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field],
-                 parser: tantivy.Index):
-        # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column)
+                 parser: tantivy.Index, scored: bool = True):
+        # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column).
+        # `scored`: whether the scores of the matches are read (relevance order); without them a phrase of two
+        # words is its pair alone (`phrase`).
         self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
+        self.scored = scored
         self.before_stemming: bool | None = None  # found out at the first text node (text_field)
+        self.present: dict[str, bool] = {}  # whether the schema has a field the template added later (_has)
 
     def text_field(self, name: str) -> tuple[str, str]:
         """The index field that text on `name` searches, and the analyzer of its words. An index made before the
@@ -337,6 +357,36 @@ class Translator:
         if self.before_stemming:
             return f.parent or name, "default"
         return name, f.analyzer or "default"
+
+    def phrase(self, name: str, words: list[str]) -> tantivy.Query:
+        """The phrase `words` on text field `name`. Where the field indexes its word pairs (Field.pairs), each pair
+        of the phrase is one term looked up, and the positional phrase query only decides among the documents
+        holding them all: the engine leads an intersection with its rarest clause, so the positions of the two
+        words are read for those few documents instead of for every document holding both (docs/search.md). The
+        pairs score nothing (a constant 0): the phrase's score is what it was without them."""
+        Q, Must = tantivy.Query, tantivy.Occur.Must
+        terms: list[str | tuple[int, str]] = list(words)
+        phrase = Q.phrase_query(self.schema, name, terms)
+        pairs = self.fields[name].pairs if name in self.fields else ""
+        if not pairs or not self._has(pairs):
+            return phrase  # an index made before the pairs: read as it is until a reindex
+        looked_up = [(Must, Q.const_score_query(Q.term_query(self.schema, pairs, f"{a} {b}"), 0.0))
+                     for a, b in dict.fromkeys(zip(words, words[1:], strict=False))]
+        if len(words) == 2 and not self.scored:
+            # The pair is in exactly the documents the phrase finds (analysis.word_pairs): no positions to read.
+            # Only where no score is read: a phrase's score counts its occurrences in the field, which the pair's
+            # own postings (no frequencies) do not hold.
+            return looked_up[0][1]
+        return Q.boolean_query([(Must, phrase), *looked_up])
+
+    def _has(self, field: str) -> bool:
+        if field not in self.present:
+            try:
+                tantivy.Query.term_query(self.schema, field, "")
+                self.present[field] = True
+            except ValueError:
+                self.present[field] = False
+        return self.present[field]
 
     def value(self, name: str, value: Any) -> Any:
         f = self.fields[name]
@@ -357,8 +407,7 @@ class Translator:
             words = analyzed(node.text, analyzer)
             if not words:
                 return Q.empty_query()
-            return Q.term_query(schema, name, words[0]) if len(words) == 1 else \
-                Q.phrase_query(schema, name, list(words))
+            return Q.term_query(schema, name, words[0]) if len(words) == 1 else self.phrase(name, list(words))
         if isinstance(node, Wildcard):
             return Q.regex_query(schema, node.field, wildcard_regex(node.pattern))
         if isinstance(node, Regex):

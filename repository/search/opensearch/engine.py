@@ -16,7 +16,13 @@ from repository.errors import ServiceUnavailable
 from repository.search.analysis import closest
 from repository.search.backend import SUBTYPE, SUGGEST_FIELDS, TERMS_FACETS, SearchResult
 from repository.search.documents import DOCUMENT_VERSION, add_member
-from repository.search.mapping import BEFORE_STEMMING, SOURCE_FIELD, load_template, template_digest
+from repository.search.mapping import (
+    BEFORE_PAIRS,
+    BEFORE_STEMMING,
+    SOURCE_FIELD,
+    load_template,
+    template_digest,
+)
 from repository.search.params import SearchRequest
 from repository.search.query import (
     Bool,
@@ -203,10 +209,11 @@ class OpenSearchBackend:
         self.replicas = replicas
         # The engine-ready form of `engine_document` (stored in built_records, so a change means a rebuild).
         self.engine = f"opensearch-{DOCUMENT_VERSION}-{template_digest()}"
-        # The template's stemming analyzers changed the mapping but not the documents (a multi-field indexes each
-        # text value twice on the server): documents stored before them load as they are.
+        # The template's stemming analyzers and its word pairs (`index_phrases`) changed the mapping but not the
+        # documents (the server indexes each text value again for each): documents stored before them load as they are.
         self.upgrades: dict[str, Callable[[bytes], bytes]] = {
-            f"opensearch-{DOCUMENT_VERSION}-{BEFORE_STEMMING}": lambda document: document}
+            f"opensearch-{DOCUMENT_VERSION}-{before}": lambda document: document
+            for before in (BEFORE_STEMMING, BEFORE_PAIRS)}
         self.client = client or OpenSearch(hosts=[url], timeout=timeout, **client_options)
         self._ready = False
 
