@@ -32,7 +32,7 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     from tqdm import tqdm
 
     from repository.files import fixity as checking
-    from repository.files.store import FileStore
+    from repository.files.s3store import store_for
 
     state = str(args.state or Path(ctx.settings.INSTANCE_PATH) / "fixity-state.json")
     rate = ctx.settings.FIXITY_BYTES_PER_SECOND if args.rate is None else args.rate
@@ -40,7 +40,7 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     total = checking.remaining_bytes(ctx.db, previous.after if previous else "")
     try:
         with tqdm(total=total, unit="B", unit_scale=True, disable=args.quiet, file=sys.stderr) as bar:
-            progress = checking.run_pass(ctx.db, FileStore(ctx.settings.FILES_ROOT), state, rate, args.restart,
+            progress = checking.run_pass(ctx.db, store_for(ctx.settings), state, rate, args.restart,
                                          args.max_files, bar.update)
     except KeyboardInterrupt:  # the state file holds the last file checked
         print(f"interrupted: run again to resume from {state}", file=sys.stderr)

@@ -17,6 +17,7 @@ wrong credentials or a missing bucket stop start-up (`check`)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -356,9 +357,18 @@ class _PartWriter:
             self.pool = None
 
 
+def store_for(settings: Settings) -> FileStore:
+    """The file store the settings choose (an S3 one made once per settings: a boto3 client takes milliseconds)."""
+    return _s3_store(settings) if settings.FILES_STORE == "s3" else FileStore(settings.FILES_ROOT)
+
+
+@functools.lru_cache(maxsize=8)
+def _s3_store(settings: Settings) -> S3Store:
+    return S3Store.from_settings(settings)
+
+
 def open_store(settings: Settings) -> FileStore:
-    """The file store the settings choose, checked (StartupError when it cannot be used)."""
-    store: FileStore = S3Store.from_settings(settings) if settings.FILES_STORE == "s3" \
-        else FileStore(settings.FILES_ROOT)
+    """The file store the settings choose, checked (StartupError when it cannot be used): at start-up."""
+    store = store_for(settings)
     store.check()
     return store

@@ -19,12 +19,14 @@ STORES = ["local", pytest.param("s3", marks=pytest.mark.slow)]
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "local_store: about the local directory store itself; not run on S3")
+    config.addinivalue_line("markers", "s3_store: about the S3 store itself; run on S3 only")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "files_store" in metafunc.fixturenames:
-        local_only = metafunc.definition.get_closest_marker("local_store") is not None
-        metafunc.parametrize("files_store", ["local"] if local_only else STORES, scope="function")
+        marked = metafunc.definition.get_closest_marker
+        stores = ["local"] if marked("local_store") else ["s3"] if marked("s3_store") else STORES
+        metafunc.parametrize("files_store", stores, scope="function")
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -116,3 +117,9 @@ def stored_objects(settings) -> list[str]:  # type: ignore[no-untyped-def]
     weed = Weed(settings.S3_ENDPOINT_URL)
     pages = weed.client().get_paginator("list_objects_v2").paginate(Bucket=settings.S3_BUCKET)
     return [item["Key"] for page in pages for item in page.get("Contents", [])]
+
+
+def stored_paths(settings) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every file of the store: under FILES_ROOT (the temporary area included) and, on S3, the bucket's objects."""
+    local = [str(p) for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
+    return local + (stored_objects(settings) if settings.FILES_STORE == "s3" else [])
