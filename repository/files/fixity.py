@@ -84,7 +84,7 @@ def save_state(path: str, progress: Progress) -> None:
     os.replace(tmp, path)  # whole or not at all: a pass killed mid-write resumes from the previous file
 
 
-def _batches(db: Database, after: str) -> Iterator[list[dict[str, Any]]]:
+def batches(db: Database, after: str) -> Iterator[list[dict[str, Any]]]:
     while True:
         with db.read() as conn:
             rows = [dict(r) for r in conn.execute(
@@ -169,7 +169,7 @@ def run_pass(db: Database, store: FileStore, state_path: str, rate: int, restart
         progress.resumed = True
     throttle = throttle or Throttle(rate)
     done_now = 0
-    for batch in _batches(db, progress.after):
+    for batch in batches(db, progress.after):
         for row in batch:
             if max_files is not None and done_now >= max_files:
                 save_state(state_path, progress)

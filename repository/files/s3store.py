@@ -171,6 +171,11 @@ class S3Store(FileStore):
         """Upload the local file `source` as `file_id` (its hashes are known already); `source` stays until the
         caller removes it, so a failed recording can be retried (`unadopt`)."""
         uri = file_uri(file_id)
+        self.put_file(source, uri)
+        return uri
+
+    def put_file(self, source: str, uri: str) -> None:
+        """Upload the local file `source` as the object `uri` (streamed in parts)."""
         out = _PartWriter(self.client, self.bucket, uri)
         try:
             with open(source, "rb") as handle:
@@ -183,7 +188,6 @@ class S3Store(FileStore):
             if error is None:
                 raise
             raise error from exc
-        return uri
 
     def unadopt(self, uri: str, source: str) -> None:
         self.discard(uri)
