@@ -189,6 +189,13 @@ class S3Store(FileStore):
                 raise
             raise error from exc
 
+    def place(self, source: str, uri: str) -> None:
+        self.put_file(source, uri)
+        os.unlink(source)
+
+    def is_empty(self) -> bool:
+        return next(iter(self.stored()), None) is None
+
     def unadopt(self, uri: str, source: str) -> None:
         self.discard(uri)
 

@@ -136,6 +136,17 @@ class FileStore:
                     digest(chunk)
                 yield chunk
 
+    def place(self, source: str, uri: str) -> None:
+        """Store the local file `source` (checked already: a restored backup's) as `uri`; `source` is consumed."""
+        final = self.path(uri)
+        os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
+        os.replace(source, final)
+
+    def is_empty(self) -> bool:
+        """Whether the store holds no file (a restore goes into an empty one); the directory is looked at by the
+        restore itself (repository.backup), an object store here."""
+        return True
+
     def adopt(self, source: str, file_id: str) -> str:
         """Store the local file `source` (a completed multipart upload's bytes) as `file_id`; returns its uri.
         Here a rename: no second copy of the bytes."""

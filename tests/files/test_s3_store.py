@@ -7,21 +7,24 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import uuid
 
 import pytest
 import requests
 from conftest import close_app
+from helpers.databases import drop_database, empty_database
 from helpers.factories import make_deposit, publish, published, published_restricted
 from helpers.http import download, https_client
-from helpers.seaweed import SECRET_KEY, Weed, start_weed, stored_objects
+from helpers.seaweed import SECRET_KEY, Weed, empty_bucket, start_weed, stored_objects
 from sqlalchemy import select
 
 from app import create_app
 from repository.accounts.tokens import SCOPES, create_token, create_user
-from repository.config import StartupError
+from repository.config import Settings, StartupError
 from repository.files import fixity, sweeper
 from repository.files.fixity import Throttle
 from repository.storage.tables.files import file_instances
+from scripts import backup, restore
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3_store]  # a real S3 server; these tests are about it alone
 
@@ -175,3 +178,33 @@ def test_fixity_rehashes_the_objects(app, client, auth, settings, s3, weed, tmp_
     weed.client().put_object(Bucket=s3["S3_BUCKET"], Key=key, Body=b"rotten")
     progress = fixity.run_pass(services.db, services.files, str(tmp_path / "state.json"), 0, throttle=Throttle(0))
     assert [p["problem"] for p in progress.problems] == ["size", "md5", "sha256"]
+
+
+def test_backup_and_restore_take_the_objects(app, client, auth, settings, weed, tmp_path, capsys):  # type: ignore[no-untyped-def]
+    """A backup copies the bucket's objects; a restore puts them into a new, empty bucket (and refuses one that is
+    not empty)."""
+    dep = published(client, auth, content=CONTENT)
+    assert backup.main([str(tmp_path / "backup"), "--quiet"], settings) == 0
+    restored_url = empty_database(tmp_path, "restored")
+    new_bucket = f"t-{uuid.uuid4().hex[:24]}"
+    try:
+        restored = Settings.build(INSTANCE_PATH=str(tmp_path / "restored"), DATABASE_URL=restored_url,
+                                  BASE_URL="https://localhost", SECRET_KEY="test-secret", BACKGROUND_WORKER=False,
+                                  **weed.settings(new_bucket))
+        weed.client().create_bucket(Bucket=new_bucket)
+        weed.client().put_object(Bucket=new_bucket, Key="something", Body=b"x")
+        assert restore.main([str(tmp_path / "backup"), "--quiet"], restored) == 2
+        assert "is not empty" in capsys.readouterr().err
+        weed.client().delete_object(Bucket=new_bucket, Key="something")
+        assert restore.main([str(tmp_path / "backup"), "--quiet"], restored) == 0, capsys.readouterr()
+        assert "restore check passed" in capsys.readouterr().out
+        assert len(stored_objects(restored)) == 1
+        again = create_app(restored)
+        try:
+            other = https_client(again)
+            assert download(other, file_url(other, dep)).data == CONTENT
+        finally:
+            close_app(again)
+    finally:
+        empty_bucket(weed, new_bucket)
+        drop_database(restored_url)
