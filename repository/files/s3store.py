@@ -36,6 +36,7 @@ from botocore.config import Config  # type: ignore[import-untyped]
 from repository.config import Settings, StartupError
 from repository.errors import ApiError, InsufficientStorage, ServiceUnavailable
 from repository.files.store import (
+    CACHE_DIR,
     CHUNK,
     TMP_DIR,
     FileStore,
@@ -48,7 +49,6 @@ from repository.files.store import (
 
 PART_SIZE = 8 * 1024 * 1024  # S3's parts are at least 5 MiB (but the last); boto3's own transfers use 8 MiB
 IN_FLIGHT = 4  # parts sent at once by one upload
-CACHE_DIR = "cache"  # under TMP_DIR: local copies of stored files (`path`)
 RETRY_AFTER = "30"  # seconds, on a 503 of a store that cannot be reached
 
 log = logging.getLogger("repository.files.s3store")

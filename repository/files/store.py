@@ -30,6 +30,9 @@ TMP_DIR = ".tmp"
 MULTIPART_DIR = "multipart"  # under TMP_DIR: one directory per multipart upload (repository.files.multipart)
 
 
+CACHE_DIR = "cache"  # under TMP_DIR: an object store's local copies of stored files (repository.files.s3store)
+
+
 log = logging.getLogger("repository.files.store")
 
 
@@ -181,6 +184,17 @@ class FileStore:
         """The stored files' uris and modification times, for an orphan sweep of an object store; nothing here:
         the sweep walks the directory itself (repository.files.sweeper)."""
         return iter(())
+
+    def prune_cache(self, cutoff: float) -> None:
+        """Remove the local copies of stored files made before `cutoff` (an object store's; a directory has none)."""
+        directory = os.path.join(self.root, TMP_DIR, CACHE_DIR)
+        for name in os.listdir(directory) if os.path.isdir(directory) else ():
+            path = os.path.join(directory, name)
+            try:
+                if os.path.getmtime(path) <= cutoff:
+                    os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def abort_stale_uploads(self, cutoff: float) -> int:
         """Abort the store's own incomplete uploads started before `cutoff`; a directory has none."""

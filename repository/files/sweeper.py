@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, select
 
-from repository.files.store import MULTIPART_DIR, TMP_DIR, FileStore
+from repository.files.store import CACHE_DIR, MULTIPART_DIR, TMP_DIR, FileStore
 from repository.storage import Database
 from repository.storage.tables.files import file_instances
 
@@ -38,6 +38,8 @@ def sweep(store: FileStore, conn: Connection, min_age: float = ORPHAN_AGE_SECOND
         temporary = os.path.relpath(directory, store.root) == TMP_DIR
         if temporary and MULTIPART_DIR in dirs:
             dirs.remove(MULTIPART_DIR)  # multipart uploads live as long as their rows say (multipart.sweep)
+        if temporary and CACHE_DIR in dirs:
+            dirs.remove(CACHE_DIR)  # an object store's local copies: pruned by the store (no orphans of their own)
         if directory == store.root and SWEEP_STAMP in names:
             names.remove(SWEEP_STAMP)  # the sweepers' own stamp (sweep_turn), not a stored file
         for name in names:
@@ -62,6 +64,7 @@ def sweep(store: FileStore, conn: Connection, min_age: float = ORPHAN_AGE_SECOND
 def _sweep_objects(store: FileStore, conn: Connection, cutoff: float) -> int:
     """Remove the objects older than `cutoff` that no row points at, and abort the store's multipart uploads
     started before it (a PUT whose process died: nothing of it is visible, but its parts take room)."""
+    store.prune_cache(cutoff)
     removed = store.abort_stale_uploads(cutoff)
     batch: list[str] = []
     for uri, modified in store.stored():
