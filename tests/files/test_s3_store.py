@@ -208,3 +208,30 @@ def test_backup_and_restore_take_the_objects(app, client, auth, settings, weed, 
     finally:
         empty_bucket(weed, new_bucket)
         drop_database(restored_url)
+
+
+def test_two_instances_share_only_the_database_and_the_store(app, client, auth, settings, s3, weed, tmp_path):  # type: ignore[no-untyped-def]
+    """A second application with an instance directory of its own (FILES_ROOT too) and the same database and
+    bucket: what one stored, the other serves and sweeps; an upload a crashed node left half-done in the store is
+    aborted by the other's sweep, and nothing of it was ever visible."""
+    other_settings = dataclasses.replace(settings, INSTANCE_PATH=str(tmp_path / "node-b"),
+                                         FILES_ROOT=str(tmp_path / "node-b" / "files"))
+    node_b = create_app(other_settings)
+    try:
+        other = https_client(node_b)
+        dep = published(client, auth, content=CONTENT)
+        got = download(other, file_url(other, dep))
+        assert got.status_code == 200 and got.data == CONTENT
+        assert download(other, file_url(other, dep), headers={"Range": "bytes=-10"}).data == CONTENT[-10:]
+        # A PUT whose node died between two parts: an incomplete S3 upload, no object.
+        left = weed.client().create_multipart_upload(Bucket=s3["S3_BUCKET"], Key="ab/cd/abcd-crashed")
+        weed.client().upload_part(Bucket=s3["S3_BUCKET"], Key="ab/cd/abcd-crashed", UploadId=left["UploadId"],
+                                  PartNumber=1, Body=b"p" * (5 * 1024 * 1024))
+        assert "ab/cd/abcd-crashed" not in stored_objects(settings)
+        services_b = node_b.extensions["repository"]
+        with services_b.db.read() as conn:
+            assert sweeper.sweep(services_b.files, conn, min_age=0) == 1  # the upload aborted; the file kept
+        assert weed.client().list_multipart_uploads(Bucket=s3["S3_BUCKET"]).get("Uploads", []) == []
+        assert download(client, file_url(client, dep)).data == CONTENT
+    finally:
+        close_app(node_b)
