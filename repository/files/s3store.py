@@ -151,17 +151,7 @@ class S3Store(FileStore):
         file_id = str(uuid.uuid4())
         uri = file_uri(file_id)
         digest, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
-        out = _PartWriter(self.client, self.bucket, uri)
-        try:
-            size = copy_stream(stream, out, (digest, sha256), limit)
-            out.finish()
-        except BaseException as exc:
-            out.abort()
-            error = s3_error(exc)
-            if error is None:
-                raise
-            log.error("cannot write to the S3 store %r: %s", self, exc)
-            raise error from exc
+        size = self._send(uri, lambda out: copy_stream(stream, out, (digest, sha256), limit))
         return StoredFile(file_id, uri, size, "md5:" + digest.hexdigest(), sha256.hexdigest())
 
     def sync(self) -> None:
@@ -176,18 +166,29 @@ class S3Store(FileStore):
 
     def put_file(self, source: str, uri: str) -> None:
         """Upload the local file `source` as the object `uri` (streamed in parts)."""
-        out = _PartWriter(self.client, self.bucket, uri)
-        try:
+        def fill(out: _PartWriter) -> int:
             with open(source, "rb") as handle:
                 while chunk := handle.read(CHUNK):
                     out.write(chunk)
+            return 0
+
+        self._send(uri, fill)
+
+    def _send(self, uri: str, fill: Callable[[_PartWriter], int]) -> int:
+        """Upload as `fill(writer)` writes (it returns a size); the upload aborted if anything fails, the store's
+        errors as answers (503, 507)."""
+        out = _PartWriter(self.client, self.bucket, uri)
+        try:
+            size = fill(out)
             out.finish()
         except BaseException as exc:
             out.abort()
             error = s3_error(exc)
             if error is None:
                 raise
+            log.error("cannot write to the S3 store %r: %s", self, exc)
             raise error from exc
+        return size
 
     def place(self, source: str, uri: str) -> None:
         self.put_file(source, uri)
@@ -219,8 +220,13 @@ class S3Store(FileStore):
     # Reading
 
     def size(self, uri: str) -> int:
+        return int(self._call(uri, self.client.head_object)["ContentLength"])
+
+    def _call(self, uri: str, method: Callable[..., dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        """`method(Bucket=, Key=uri, **extra)`: FileNotFoundError for a missing object, the store's errors as
+        answers."""
         try:
-            return int(self.client.head_object(Bucket=self.bucket, Key=uri)["ContentLength"])
+            return method(Bucket=self.bucket, Key=uri, **extra)
         except botocore.exceptions.ClientError as exc:
             if _missing(exc):
                 raise FileNotFoundError(uri) from None
@@ -234,14 +240,7 @@ class S3Store(FileStore):
             return
         ranged = {"Range": f"bytes={start}-{'' if length is None else start + length - 1}"} \
             if start or length is not None else {}
-        try:
-            body = self.client.get_object(Bucket=self.bucket, Key=uri, **ranged)["Body"]
-        except botocore.exceptions.ClientError as exc:
-            if _missing(exc):
-                raise FileNotFoundError(uri) from None
-            raise s3_error(exc) or exc from exc
-        except botocore.exceptions.BotoCoreError as exc:
-            raise s3_error(exc) or exc from exc
+        body = self._call(uri, self.client.get_object, **ranged)["Body"]
         try:
             for chunk in body.iter_chunks(CHUNK):
                 if digest is not None:
