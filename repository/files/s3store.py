@@ -144,6 +144,14 @@ class S3Store(FileStore):
                 raise StartupError(f"Cannot create the S3 {where}: {exc}") from None
         log.info("created the S3 %s", where)
 
+    def reachable(self) -> bool:
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            log.warning("readiness: the S3 bucket %r cannot be reached: %s", self, exc)
+            return False
+        return True
+
     # Writing
 
     def write(self, stream: Readable, limit: int | None = None, durable: bool = True) -> StoredFile:

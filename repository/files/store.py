@@ -180,6 +180,10 @@ class FileStore:
     def check(self) -> None:
         """At start-up: nothing to check for a local directory (made by the constructor)."""
 
+    def reachable(self) -> bool:
+        """For /readyz: whether the stored files can be reached (a directory's writability is checked there)."""
+        return True
+
     def stored(self) -> Iterator[tuple[str, float]]:
         """The stored files' uris and modification times, for an orphan sweep of an object store; nothing here:
         the sweep walks the directory itself (repository.files.sweeper)."""

@@ -120,9 +120,13 @@ def test_the_store_stopped_mid_upload_is_a_503_and_nothing_is_visible(make_setti
         assert response.status_code == 503, response.data[:300]
         assert response.json["status"] == 503 and response.headers["Retry-After"]
         assert client.get(bucket, headers=auth).json["contents"] == []
+        ready = client.get("/readyz")  # a load balancer stops sending requests meanwhile
+        assert ready.status_code == 503 and not ready.json["checks"]["files"]["ok"]
+        assert ready.json["checks"]["files"]["error"] == "The object store holding the files does not answer."
         # Back again: the bucket shows no object, half or whole, and uploads work again.
         server = start_weed(str(tmp_path / "weed"), s3_port=port)
         assert stored_objects(settings) == []
+        assert client.get("/readyz").json["checks"]["files"]["ok"]  # the store answers again
         assert client.put(f"{bucket}/small.bin", data=b"again", headers=auth).status_code in (200, 201)
         assert download(client, f"{bucket}/small.bin", headers=auth).data == b"again"
     finally:
