@@ -23,6 +23,7 @@ from repository.accounts.tokens import SCOPES, create_token, create_user
 from repository.config import Settings, StartupError
 from repository.files import fixity, sweeper
 from repository.files.fixity import Throttle
+from repository.files.s3store import s3_error
 from repository.storage.tables.files import file_instances
 from scripts import backup, restore
 
@@ -239,3 +240,18 @@ def test_two_instances_share_only_the_database_and_the_store(app, client, auth, 
         assert download(client, file_url(client, dep)).data == CONTENT
     finally:
         close_app(node_b)
+
+
+@pytest.mark.parametrize(("error", "status"), [
+    ({"Error": {"Code": "InsufficientStorage"}, "ResponseMetadata": {"HTTPStatusCode": 507}}, 507),
+    ({"Error": {"Code": "QuotaExceeded"}, "ResponseMetadata": {"HTTPStatusCode": 403}}, 507),
+    ({"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, 503),
+    ({"Error": {"Code": "InternalError"}, "ResponseMetadata": {"HTTPStatusCode": 500}}, 503),
+])
+def test_the_store_s_refusals_map_to_answers(error, status):  # type: ignore[no-untyped-def]
+    """What an S3 service answers when it is full or failing (a SeaweedFS here cannot be filled on demand)."""
+    import botocore.exceptions
+
+    mapped = s3_error(botocore.exceptions.ClientError(error, "PutObject"))
+    assert mapped is not None and mapped.status == status
+    assert (mapped.headers.get("Retry-After") is not None) is (status == 503)
