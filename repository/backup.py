@@ -37,6 +37,7 @@ from sqlalchemy import Connection, func, select, text
 from tqdm import tqdm
 
 from repository.config import Settings
+from repository.files.s3store import store_for
 from repository.storage import Database, dump, open_database, upgrade
 from repository.storage.tables.accounts import users
 from repository.storage.tables.deposits import deposits
@@ -157,12 +158,12 @@ def _list_files(conn: Connection, pending: Path) -> int:
 def _copy_out(db: Database, settings: Settings, entry: dict[str, Any], folder: Path,
               report: Report) -> dict[str, Any] | None:
     """Copy one file into the backup, checking it against its stored MD5; None when it is not there."""
-    source = Path(settings.FILES_ROOT) / entry["uri"]
     dest = folder / FILES_DIR / entry["uri"]
     dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        md5, sha256, size = _copy(source, dest)
+    try:  # through the store: the directory's files or the bucket's objects (docs/operators/object-storage.md)
+        md5, sha256, size = _copy_chunks(store_for(settings).read(entry["uri"]), dest)
     except FileNotFoundError:
+        dest.unlink(missing_ok=True)
         with db.read() as conn:
             still = conn.scalar(select(file_instances.c.id).where(file_instances.c.id == entry["id"]))
         if still is None:
@@ -226,9 +227,13 @@ def _read_manifest(source: Path) -> dict[str, Any]:
 def _check_empty(settings: Settings) -> None:
     """A restore never mixes with existing data: the database and the file store must be empty."""
     root = Path(settings.FILES_ROOT)
-    if root.exists() and any(p.name != SWEEP_STAMP and (p.name != TMP_DIR or any(p.iterdir()))
+    # The staging area may hold empty folders (an S3 store's cache folder): only files make it non-empty.
+    if root.exists() and any(p.name != SWEEP_STAMP and (p.name != TMP_DIR or any(q.is_file() for q in p.rglob("*")))
                              for p in root.iterdir()):
         raise BackupError(f"FILES_ROOT {root} is not empty: a restore goes into an empty instance")
+    if not store_for(settings).is_empty():
+        raise BackupError(f"the bucket S3_BUCKET={settings.S3_BUCKET} is not empty: a restore goes into an empty "
+                          "instance")
     if not dump.is_empty(settings.DATABASE_URL):
         raise BackupError("the database DATABASE_URL names is not empty: a restore goes into a new, empty "
                           "database (a SQLite file that does not exist yet, or `createdb` a new one)")
@@ -251,6 +256,7 @@ def _restore_files(settings: Settings, source: Path, manifest: dict[str, Any], r
                    quiet: bool) -> None:
     root = Path(settings.FILES_ROOT)
     (root / TMP_DIR).mkdir(parents=True, exist_ok=True)
+    store = store_for(settings)
     with _bar(manifest["bytes"], quiet, "files") as bar:
         for entry in _entries(source):
             staged = root / TMP_DIR / entry["id"]
@@ -265,9 +271,7 @@ def _restore_files(settings: Settings, source: Path, manifest: dict[str, Any], r
                 report.problems.append(f"file {entry['id']} ({entry['uri']}) does not match its checksums in the "
                                        "backup: not restored")
                 continue
-            final = root / entry["uri"]
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, final)
+            store.place(str(staged), entry["uri"])
             report.files += 1
             report.bytes += size
     os.sync()
@@ -300,9 +304,15 @@ def _rebuild_index(db: Database, settings: Settings, report: Report, quiet: bool
 # --- bytes --------------------------------------------------------------------------------------------------
 def _copy(source: Path, dest: Path) -> tuple[str, str, int]:
     """Copy `source` to `dest`: the MD5 (`md5:<hex>`, as stored), the SHA-256 and the size of what was copied."""
+    with open(source, "rb") as src:
+        return _copy_chunks(iter(lambda: src.read(CHUNK), b""), dest)
+
+
+def _copy_chunks(chunks: Iterator[bytes], dest: Path) -> tuple[str, str, int]:
+    """Write `chunks` to `dest`: the MD5 (`md5:<hex>`), the SHA-256 and the size of what was written."""
     md5, sha256, size = hashlib.md5(usedforsecurity=False), hashlib.sha256(), 0
-    with open(source, "rb") as src, open(dest, "wb") as out:
-        while chunk := src.read(CHUNK):
+    with open(dest, "wb") as out:
+        for chunk in chunks:
             md5.update(chunk)
             sha256.update(chunk)
             out.write(chunk)

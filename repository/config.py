@@ -157,9 +157,10 @@ def _doi_prefix(raw: str) -> str:
     return value
 
 
-def setting(default: Any, help: str, parse: Callable[[str], Any] = _str) -> Any:
-    """Declare one setting: its default (may refer to other settings as `{INSTANCE_PATH}`), help and parser."""
-    return field(default=default, metadata={"help": help, "parse": parse})
+def setting(default: Any, help: str, parse: Callable[[str], Any] = _str, secret: bool = False) -> Any:
+    """Declare one setting: its default (may refer to other settings as `{INSTANCE_PATH}`), help and parser; a
+    `secret` one is left out of the settings' repr (nothing that prints them shows it)."""
+    return field(default=default, repr=not secret, metadata={"help": help, "parse": parse})
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,27 @@ class Settings:
     SEARCH_VERIFY_CERTS: bool = setting(
         True, "Verify OpenSearch's TLS certificate (switch off only on a private network with a demo certificate).", _bool
     )
-    FILES_ROOT: str = setting("{INSTANCE_PATH}/files", "Directory where uploaded file contents are stored.")
+    FILES_ROOT: str = setting(
+        "{INSTANCE_PATH}/files", "Directory where uploaded file contents are stored (with FILES_STORE=s3: the "
+        "local staging area of uploads and previews only).")
+    FILES_STORE: str = setting(
+        "local", "Where file contents live: `local` (FILES_ROOT) or `s3` (an S3-compatible object store, the S3_* "
+        "settings; docs/operators/object-storage.md).", _choice("local", "s3"))
+    S3_ENDPOINT_URL: str = setting("", "URL of the S3 service (e.g. http://seaweedfs:8333); empty: AWS's own.")
+    S3_BUCKET: str = setting("", "Bucket holding the file contents (FILES_STORE=s3).")
+    S3_REGION: str = setting("us-east-1", "Region of the bucket (signing; most S3-compatible services ignore it).")
+    S3_ACCESS_KEY_ID: str = setting("", "Access key of the S3 service; empty: boto3's usual sources.")
+    S3_SECRET_ACCESS_KEY: str = setting("", "Secret key of the S3 service (never logged).",
+                                         secret=True)
+    S3_ADDRESSING_STYLE: str = setting(
+        "path", "`path` (bucket in the path: SeaweedFS, MinIO, Ceph) or `virtual` (bucket in the host name) or "
+        "`auto`.", _choice("path", "virtual", "auto"))
+    S3_CREATE_BUCKET: bool = setting(
+        False, "Create S3_BUCKET at start-up when it does not exist (otherwise start-up stops, naming it).", _bool)
+    S3_PRESIGNED_DOWNLOADS: bool = setting(
+        False, "Downloads of files answer a redirect to a short-lived presigned URL of the store (bytes flow from "
+        "the store, not through the service), given only to who may read the file.", _bool)
+    S3_PRESIGNED_SECONDS: int = setting(300, "Lifetime of a presigned download URL, in seconds.", _count)
     BASE_URL: str = setting(
         "https://127.0.0.1:5000", "Public root of the service, used in every link it gives out.", _base_url
     )
@@ -508,6 +529,9 @@ class Settings:
         if unknown:
             raise StartupError("Unknown setting(s): " + ", ".join(sorted(unknown)))
         _check_doi_prefix(parsed, explicit=set(overrides) | {name for name in values if name in parsed})
+        if parsed["FILES_STORE"] == "s3" and not parsed["S3_BUCKET"]:
+            raise StartupError("Setting S3_BUCKET is required when FILES_STORE=s3: name the bucket that holds the "
+                               "file contents (docs/operators/object-storage.md).")
         instance = os.path.abspath(str(parsed["INSTANCE_PATH"]))
         parsed["INSTANCE_PATH"] = instance
         for name, value in parsed.items():

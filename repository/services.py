@@ -25,6 +25,7 @@ from repository.datadesc.checks.runner import Runner
 from repository.datadesc.jobs import Jobs
 from repository.exports.periodic import Exporter
 from repository.files import multipart
+from repository.files.s3store import open_store
 from repository.files.store import FileStore
 from repository.files.sweeper import Sweeper
 from repository.records.cache import RecordCache
@@ -87,7 +88,7 @@ def build_services(settings: Settings, **overrides: Any) -> Services:
     _load_vocabularies(db)
     search = pick("search", lambda: open_from_settings(settings))
     registrar = pick("registrar", lambda: open_registrar(settings, db))
-    files = pick("files", lambda: FileStore(settings.FILES_ROOT))
+    files = pick("files", lambda: open_store(settings))
     secret = pick("secret", lambda: secret_key(settings).encode())
     services = Services(
         settings=settings,

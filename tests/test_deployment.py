@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
 SERVICES = yaml.safe_load(COMPOSE)["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-SECRETS = {"SECRET_KEY", "POSTGRES_PASSWORD", "OPENSEARCH_PASSWORD"}
+SECRETS = {"SECRET_KEY", "POSTGRES_PASSWORD", "OPENSEARCH_PASSWORD", "S3_SECRET_ACCESS_KEY"}
 
 
 def test_every_image_is_pinned_to_an_exact_version():
     images = {name: s["image"] for name, s in SERVICES.items() if "build" not in s}
-    assert set(images) == {"postgres", "redis", "opensearch"}
+    assert set(images) == {"postgres", "redis", "opensearch", "seaweedfs"}
     for image in images.values():
         assert re.fullmatch(r"[\w./-]+:\d+\.\d+(\.\d+)?", image), image
     assert images["opensearch"].startswith("opensearchproject/opensearch:2.")
@@ -43,7 +43,7 @@ def test_opensearch_locks_its_memory_and_is_healthy_at_yellow():
 
 
 def test_restart_policies_and_health_checks():
-    for name in ("postgres", "redis", "opensearch", "worker", "app"):
+    for name in ("postgres", "redis", "opensearch", "seaweedfs", "worker", "app"):
         assert SERVICES[name]["restart"] == "unless-stopped", name
         assert SERVICES[name]["healthcheck"]["test"], name
     assert SERVICES["migrate"]["restart"] == "no"  # a one-shot job

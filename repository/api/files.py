@@ -251,7 +251,8 @@ def download(bucket_id: str, key: str) -> Response:
     with services().db.read() as conn:
         record = readable_record(conn, bucket_id, identity())
         obj = _version(buckets.get_object(conn, bucket_id, key))
-    response = send_object(services().files, obj, as_attachment="download" in request.args)
+    response = send_object(services().files, obj, as_attachment="download" in request.args,
+                           presigned=services().settings.S3_PRESIGNED_DOWNLOADS)
     if record is None or not row_files_open(record):
         # Only this caller may read it (an owner, a grant holder): never kept by a shared cache.
         response.cache_control.public = False

@@ -82,10 +82,12 @@ def generate_env(args: argparse.Namespace, ctx: Context) -> int:
 
     # OpenSearch wants an upper-case letter, a lower-case letter, a digit and a special character in its password.
     values = {"SECRET_KEY": secrets.token_urlsafe(48), "POSTGRES_PASSWORD": secrets.token_urlsafe(24),
-              "OPENSEARCH_PASSWORD": secrets.token_urlsafe(24) + "_Aa1", "METRICS_TOKEN": secrets.token_urlsafe(32)}
+              "OPENSEARCH_PASSWORD": secrets.token_urlsafe(24) + "_Aa1", "METRICS_TOKEN": secrets.token_urlsafe(32),
+              "S3_SECRET_ACCESS_KEY": secrets.token_urlsafe(32)}
     lines = [f"# Written by `python3 scripts/generate_env.py` at {isoformat(utcnow())}. Keep it with your",
              "# backups: POSTGRES_PASSWORD and OPENSEARCH_PASSWORD are set in their volumes at first start, and",
-             "# SECRET_KEY signs sessions, links and tokens; METRICS_TOKEN is what Prometheus sends to scrape /metrics.", *(f"{k}={v}" for k, v in values.items())]
+             "# SECRET_KEY signs sessions, links and tokens; METRICS_TOKEN is what Prometheus sends to scrape /metrics.",
+             "# S3_SECRET_ACCESS_KEY is the file store's (the seaweedfs service's) secret key.", *(f"{k}={v}" for k, v in values.items())]
     try:
         fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError as exc:

@@ -32,7 +32,7 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     from tqdm import tqdm
 
     from repository.files import fixity as checking
-    from repository.files.store import FileStore
+    from repository.files.s3store import store_for
     from repository.worker import jobs
 
     state = str(args.state or Path(ctx.settings.INSTANCE_PATH) / "fixity-state.json")
@@ -41,7 +41,7 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     total = checking.remaining_bytes(ctx.db, previous.after if previous else "")
     try:
         with tqdm(total=total, unit="B", unit_scale=True, disable=args.quiet, file=sys.stderr) as bar:
-            progress = checking.run_pass(ctx.db, FileStore(ctx.settings.FILES_ROOT), state, rate, args.restart,
+            progress = checking.run_pass(ctx.db, store_for(ctx.settings), state, rate, args.restart,
                                          args.max_files, bar.update)
     except KeyboardInterrupt:  # the state file holds the last file checked
         print(f"interrupted: run again to resume from {state}", file=sys.stderr)
@@ -66,3 +66,49 @@ def fixity(args: argparse.Namespace, ctx: Context) -> int:
     if progress.problems:
         return 1
     return 0 if progress.complete else 3
+
+
+@command("files", arguments=[
+    arg("action", choices=["migrate-to-s3"], help="migrate-to-s3: copy every stored file from FILES_ROOT to "
+                                                  "S3_BUCKET and check it there"),
+    arg("--state", type=Path, help="the resume file (default: INSTANCE_PATH/migrate-to-s3.json)"),
+    arg("--restart", action="store_true", help="start again from the first file, forgetting where the last run "
+                                               "stopped"),
+    arg("--quiet", action="store_true", help="no progress bar"),
+])
+def files(args: argparse.Namespace, ctx: Context) -> int:
+    """Copy the stored files of the local directory (FILES_ROOT) to the S3 bucket of the S3_* settings, under the
+    same names, and check each one there against its recorded size, MD5 and SHA-256 (docs/operators/object-storage.md).
+
+    Resumable: run it again after an interruption and it goes on from the last file checked (a file already in the
+    bucket is checked, not sent again). Nothing is deleted. Exit code: 0 every file copied and sound, 1 a file
+    missing or not matching (listed), 3 interrupted (run again to resume), 2 a usage or set-up error."""
+    from tqdm import tqdm
+
+    from repository.config import StartupError
+    from repository.files import migration
+    from repository.files.s3store import S3Store
+    from repository.files.store import FileStore
+
+    if not ctx.settings.S3_BUCKET:
+        ctx.parser.error("set S3_BUCKET (and the other S3_* settings) to the bucket to copy the files to")
+    target = S3Store.from_settings(ctx.settings)
+    try:
+        target.check()
+    except StartupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    state = str(args.state or Path(ctx.settings.INSTANCE_PATH) / "migrate-to-s3.json")
+    try:
+        with tqdm(unit=" files", disable=args.quiet, file=sys.stderr) as bar:
+            progress = migration.migrate(ctx.db, FileStore(ctx.settings.FILES_ROOT), target, state, args.restart,
+                                         lambda row: bar.update())
+    except KeyboardInterrupt:
+        print(f"interrupted: run again to resume from {state}", file=sys.stderr)
+        return 3
+    for problem in progress.problems:
+        print(f"problem: {problem['problem']} {problem['uri']} (file {problem['file_id']}): expected "
+              f"{problem['expected']}, found {problem['actual']}", file=sys.stderr)
+    print(f"files migrate-to-s3: {progress.copied} copied ({progress.bytes} bytes), {progress.skipped} already there "
+          f"and checked, {len(progress.problems)} problem(s)", file=sys.stderr)
+    return 1 if progress.problems else 0

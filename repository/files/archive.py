@@ -21,7 +21,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ from zipstream import ZipStream
 
 from repository.errors import ServiceUnavailable
 from repository.files.buckets import ObjectRow
-from repository.files.store import CHUNK, FileStore
+from repository.files.store import FileStore
 
 log = logging.getLogger("repository.files.archive")
 
@@ -71,7 +70,7 @@ def record_archive(store: FileStore, row: dict, objs: list[ObjectRow], *, bag: d
         for name, content in (beside or {}).items():
             stream.add(content, name)
         for obj, size in zip(objs, sizes, strict=True):
-            stream.add(_read(store.path(obj["uri"])), obj["key"], size=size)
+            stream.add(store.read(obj["uri"]), obj["key"], size=size)
     else:
         _add_bag(stream, store, row, objs, sizes, bag, source)
     return Archive(f"{row['id']}.zip", len(stream), objs, stream)
@@ -79,29 +78,14 @@ def record_archive(store: FileStore, row: dict, objs: list[ObjectRow], *, bag: d
 
 def _size_on_disk(store: FileStore, obj: ObjectRow) -> int:
     """The file's length as stored; the stream would break mid-way on a file that is gone, so it is checked first."""
-    path = store.path(obj["uri"])
     try:
-        return os.path.getsize(path)
+        return store.size(obj["uri"])
     except OSError as exc:
-        log.error("file %s of bucket %s is missing on disk at %s (%s)", obj["key"], obj["bucket_id"], path, exc)
+        log.error("file %s of bucket %s is missing from the store at %s (%s)", obj["key"], obj["bucket_id"],
+                  obj["uri"], exc)
         raise ServiceUnavailable(
             "The contents of a file of this record are unavailable at the moment; the operators have been told."
         ) from exc
-
-
-def _read(path: str, digest: Callable[[bytes], None] | None = None) -> Iterator[bytes]:
-    """A file's bytes in chunks, opened at the first one (an archive never streamed opens nothing); `digest` sees
-    each chunk. The kernel is told the file is read in order (`POSIX_FADV_SEQUENTIAL`: a larger read-ahead, so a
-    cold disk is read while the chunk before is sent). Measured (bench/archive_bench.py, files evicted from the page
-    cache, idle 2-core VM): 1.06-1.08 GB/s with a WILLNEED advice every 4 MiB (the earlier way: each call waits for
-    the read it asks for), 1.26-1.36 with no advice, 1.32-1.40 with this one."""
-    with open(path, "rb") as handle:
-        if hasattr(os, "posix_fadvise"):  # not on macOS
-            os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
-        while chunk := handle.read(CHUNK):
-            if digest is not None:
-                digest(chunk)
-            yield chunk
 
 
 def _later(make: Callable[[], bytes]) -> Iterator[bytes]:
@@ -157,7 +141,7 @@ def _add_bag(stream: ZipStream, store: FileStore, row: dict, objs: list[ObjectRo
     hashers = {path: hashlib.sha256() for path, known in stored.items() if not known}
     for obj, size, path in zip(objs, sizes, paths, strict=True):
         hasher = hashers.get(path)
-        stream.add(_read(store.path(obj["uri"]), hasher.update if hasher else None), f"{top}/{path}", size=size)
+        stream.add(store.read(obj["uri"], digest=hasher.update if hasher else None), f"{top}/{path}", size=size)
 
     def payload_manifest() -> bytes:  # run once every file has gone by its hasher
         digests = {path: known or hashers[path].hexdigest() for path, known in stored.items()}

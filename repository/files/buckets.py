@@ -18,7 +18,7 @@ from repository.errors import (
 )
 from repository.files import quotas
 from repository.files.keys import check_key, guess_mimetype, normalise_key
-from repository.files.store import FileStore, StoredFile, discard
+from repository.files.store import FileStore, StoredFile
 from repository.storage.engine import after_commit
 from repository.storage.tables.files import buckets, file_instances, objects
 from repository.timeutil import utcnow
@@ -287,4 +287,4 @@ def release_files(conn: Connection, store: FileStore, file_ids: Iterable[str]) -
         conn.execute(delete(file_instances).where(file_instances.c.id == file_id))
         # The bytes go only once the row's deletion is committed: a rollback must find its file still there (a
         # removal that fails leaves an orphan for the sweep).
-        after_commit(conn, functools.partial(discard, store.path(row.uri)))
+        after_commit(conn, functools.partial(store.discard, row.uri))

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from repository.files.store import CHUNK, FileStore
+from repository.files.store import FileStore
 from repository.storage import Database
 from repository.storage.tables.deposits import deposits
 from repository.storage.tables.files import file_instances, objects
@@ -84,7 +84,7 @@ def save_state(path: str, progress: Progress) -> None:
     os.replace(tmp, path)  # whole or not at all: a pass killed mid-write resumes from the previous file
 
 
-def _batches(db: Database, after: str) -> Iterator[list[dict[str, Any]]]:
+def batches(db: Database, after: str) -> Iterator[list[dict[str, Any]]]:
     while True:
         with db.read() as conn:
             rows = [dict(r) for r in conn.execute(
@@ -117,16 +117,16 @@ def _holders(db: Database, file_id: str) -> dict[str, Any] | None:
             "deposits": depids}
 
 
-def _hash(path: str, throttle: Throttle, on_bytes: Callable[[int], object]) -> tuple[int, str, str]:
+def _hash(store: FileStore, uri: str, throttle: Throttle, on_bytes: Callable[[int], object]) -> tuple[int, str, str]:
+    """Size, MD5 and SHA-256 of the stored bytes as the store streams them (the directory or the object store)."""
     md5, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
     size = 0
-    with open(path, "rb", buffering=0) as source:
-        while chunk := source.read(CHUNK):
-            md5.update(chunk)
-            sha256.update(chunk)
-            size += len(chunk)
-            on_bytes(len(chunk))
-            throttle.took(len(chunk))
+    for chunk in store.read(uri):
+        md5.update(chunk)
+        sha256.update(chunk)
+        size += len(chunk)
+        on_bytes(len(chunk))
+        throttle.took(len(chunk))
     return size, md5.hexdigest(), sha256.hexdigest()
 
 
@@ -135,7 +135,7 @@ def check_file(db: Database, store: FileStore, row: dict[str, Any], throttle: Th
     """The problems of one stored file (none when its bytes are what its row says)."""
     base = {"file_id": row["id"], "uri": row["uri"]}
     try:
-        size, md5, sha256 = _hash(store.path(row["uri"]), throttle, on_bytes)
+        size, md5, sha256 = _hash(store, row["uri"], throttle, on_bytes)
     except FileNotFoundError:
         holders = _holders(db, row["id"])
         if holders is None:  # deleted since the batch was read: not a problem
@@ -169,7 +169,7 @@ def run_pass(db: Database, store: FileStore, state_path: str, rate: int, restart
         progress.resumed = True
     throttle = throttle or Throttle(rate)
     done_now = 0
-    for batch in _batches(db, progress.after):
+    for batch in batches(db, progress.after):
         for row in batch:
             if max_files is not None and done_now >= max_files:
                 save_state(state_path, progress)

@@ -54,8 +54,6 @@ from repository.files.store import (
     Readable,
     StoredFile,
     copy_stream,
-    discard,
-    fsync_dir,
     store_error,
 )
 from repository.storage import Database
@@ -350,17 +348,10 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=utcnow()))
     data = os.path.join(upload_dir(store, upload_id), DATA)
     file_id = str(uuid.uuid4())
-    uri = os.path.join(file_id[:2], file_id[2:4], file_id)
-    final = store.path(uri)
-    moved = False
+    uri = None
     try:
         md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
-        with open(data, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
-        os.replace(data, final)
-        moved = True
-        fsync_dir(os.path.dirname(final))
+        uri = store.adopt(data, file_id)  # a rename in a directory; an upload of the assembled file to S3
         stored = StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id)
@@ -370,11 +361,8 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
                 buckets.release_files(conn, store, [replaced])
             on_change(conn, obj)
     except BaseException as exc:
-        if moved:
-            try:
-                os.replace(final, data)  # back, so that the complete can be retried
-            except OSError:
-                discard(final)
+        if uri is not None:
+            store.unadopt(uri, data)  # the bytes back, so that the complete can be retried
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=None))
         error = store_error(exc)

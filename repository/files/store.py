@@ -8,10 +8,11 @@ import hashlib
 import logging
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from repository.errors import (
     ApiError,
@@ -27,6 +28,9 @@ TMP_DIR = ".tmp"
 
 
 MULTIPART_DIR = "multipart"  # under TMP_DIR: one directory per multipart upload (repository.files.multipart)
+
+
+CACHE_DIR = "cache"  # under TMP_DIR: an object store's local copies of stored files (repository.files.s3store)
 
 
 log = logging.getLogger("repository.files.store")
@@ -50,7 +54,15 @@ class StoredFile:
 
 
 class FileStore:
-    """File contents under `root`, addressed by file-instance id; never by user-chosen names."""
+    """File contents under `root`, addressed by file-instance id; never by user-chosen names.
+
+    Every reader and writer of stored bytes goes through these methods, so that an object store can stand in for
+    the directory (repository.files.s3store, docs/operators/object-storage.md): `write` and `adopt` store, `size`
+    and `read` stream, `path` gives a local file for the readers that need one (previews, data descriptions,
+    thumbnails), `remove` deletes, `stored` lists for the orphan sweep. `root` stays a local directory in both:
+    the staging area (.tmp) of uploads and the sweep's stamp."""
+
+    kind = "local"
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
@@ -67,7 +79,7 @@ class FileStore:
         `durable=False` skips the two fsyncs per file: for bulk loads, which call `sync()` once per batch before
         committing the rows that point at the files (thousands of small fsyncs were most of a load's time)."""
         file_id = str(uuid.uuid4())
-        uri = os.path.join(file_id[:2], file_id[2:4], file_id)
+        uri = file_uri(file_id)
         tmp = os.path.join(self.root, TMP_DIR, file_id)
         final = self.path(uri)
         digest = hashlib.md5(usedforsecurity=False)
@@ -100,6 +112,103 @@ class FileStore:
     def remove(self, uri: str) -> None:
         unlink_quietly(self.path(uri))
 
+    def discard(self, uri: str) -> None:
+        """Remove the file if it can be (after a commit that dropped its row, or cleaning up after a failure)."""
+        discard(self.path(uri))
+
+    def size(self, uri: str) -> int:
+        """The stored file's length; FileNotFoundError when it is not there."""
+        return os.path.getsize(self.path(uri))
+
+    def read(self, uri: str, start: int = 0, length: int | None = None,
+             digest: Callable[[bytes], None] | None = None) -> Iterator[bytes]:
+        """`length` bytes (all, when None) from `start`, in chunks; opened at the first one (a stream never read
+        opens nothing); `digest` sees each chunk. The kernel is told the file is read in order
+        (`POSIX_FADV_SEQUENTIAL`: a larger read-ahead, so a cold disk is read while the chunk before is sent).
+        Measured (bench/archive_bench.py, files evicted from the page cache, idle 2-core VM): 1.06-1.08 GB/s with
+        a WILLNEED advice every 4 MiB, 1.26-1.36 with no advice, 1.32-1.40 with this one."""
+        with open(self.path(uri), "rb") as handle:
+            if hasattr(os, "posix_fadvise"):  # not on macOS
+                os.posix_fadvise(handle.fileno(), start, length or 0, os.POSIX_FADV_SEQUENTIAL)
+            handle.seek(start)
+            left = -1 if length is None else length
+            while left != 0 and (chunk := handle.read(CHUNK if left < 0 else min(CHUNK, left))):
+                if left > 0:
+                    left -= len(chunk)
+                if digest is not None:
+                    digest(chunk)
+                yield chunk
+
+    def place(self, source: str, uri: str) -> None:
+        """Store the local file `source` (checked already: a restored backup's) as `uri`; `source` is consumed."""
+        final = self.path(uri)
+        os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
+        os.replace(source, final)
+
+    def is_empty(self) -> bool:
+        """Whether the store holds no file (a restore goes into an empty one); the directory is looked at by the
+        restore itself (repository.backup), an object store here."""
+        return True
+
+    def adopt(self, source: str, file_id: str) -> str:
+        """Store the local file `source` (a completed multipart upload's bytes) as `file_id`; returns its uri.
+        Here a rename: no second copy of the bytes."""
+        uri = file_uri(file_id)
+        final = self.path(uri)
+        with open(source, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
+        os.replace(source, final)
+        try:
+            fsync_dir(os.path.dirname(final))
+        except BaseException:
+            os.replace(final, source)
+            raise
+        return uri
+
+    def unadopt(self, uri: str, source: str) -> None:
+        """Undo `adopt` (its rows could not be recorded): the bytes back at `source`, so that it can be retried."""
+        try:
+            os.replace(self.path(uri), source)
+        except OSError:
+            self.discard(uri)
+
+    def presigned_url(self, uri: str, name: str, mimetype: str, as_attachment: bool) -> str | None:
+        """A short-lived URL that serves the file from the store itself; None where the store has none."""
+        return None
+
+    def check(self) -> None:
+        """At start-up: nothing to check for a local directory (made by the constructor)."""
+
+    def reachable(self) -> bool:
+        """For /readyz: whether the stored files can be reached (a directory's writability is checked there)."""
+        return True
+
+    def stored(self) -> Iterator[tuple[str, float]]:
+        """The stored files' uris and modification times, for an orphan sweep of an object store; nothing here:
+        the sweep walks the directory itself (repository.files.sweeper)."""
+        return iter(())
+
+    def prune_cache(self, cutoff: float) -> None:
+        """Remove the local copies of stored files made before `cutoff` (an object store's; a directory has none)."""
+        directory = os.path.join(self.root, TMP_DIR, CACHE_DIR)
+        for name in os.listdir(directory) if os.path.isdir(directory) else ():
+            path = os.path.join(directory, name)
+            try:
+                if os.path.getmtime(path) <= cutoff:
+                    os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def abort_stale_uploads(self, cutoff: float) -> int:
+        """Abort the store's own incomplete uploads started before `cutoff`; a directory has none."""
+        return 0
+
+
+
+def file_uri(file_id: str) -> str:
+    """Where a file instance is kept: two levels of its id's first characters (no directory grows too large)."""
+    return os.path.join(file_id[:2], file_id[2:4], file_id)
 
 
 def check_limit(size: int, limit: int | None) -> None:
@@ -107,7 +216,13 @@ def check_limit(size: int, limit: int | None) -> None:
         raise PayloadTooLarge(f"The file is larger than the limit of {limit} bytes.")
 
 
-def copy_stream(stream: Readable, out: BinaryIO, hashes: tuple[Any, ...], limit: int | None) -> int:
+class Writable(Protocol):
+    """What `copy_stream` writes to: a file, or an upload to an object store (repository.files.s3store)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+def copy_stream(stream: Readable, out: Writable, hashes: tuple[Any, ...], limit: int | None) -> int:
     """Copy `stream` to `out` updating each of `hashes`; returns the size. The request's thread reads, writes and
     feeds the first hash; the others (the SHA-256) run in a second thread, one chunk at a time, which only hashes
     (hashlib lets go of the GIL over a chunk): a 1 GiB upload over TLS 307-316 -> 387-393 MiB/s

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, select
 
-from repository.files.store import MULTIPART_DIR, TMP_DIR, FileStore
+from repository.files.store import CACHE_DIR, MULTIPART_DIR, TMP_DIR, FileStore
 from repository.storage import Database
 from repository.storage.tables.files import file_instances
 
@@ -38,20 +38,53 @@ def sweep(store: FileStore, conn: Connection, min_age: float = ORPHAN_AGE_SECOND
         temporary = os.path.relpath(directory, store.root) == TMP_DIR
         if temporary and MULTIPART_DIR in dirs:
             dirs.remove(MULTIPART_DIR)  # multipart uploads live as long as their rows say (multipart.sweep)
+        if temporary and CACHE_DIR in dirs:
+            dirs.remove(CACHE_DIR)  # an object store's local copies: pruned by the store (no orphans of their own)
         if directory == store.root and SWEEP_STAMP in names:
             names.remove(SWEEP_STAMP)  # the sweepers' own stamp (sweep_turn), not a stored file
         for name in names:
             path = os.path.join(directory, name)
             if not _older_than(path, cutoff):
                 continue
-            if temporary:  # never recorded: a row is written only after the rename into place
+            if temporary or store.kind != "local":  # never recorded: a row is written only after the rename into place
                 removed += _swept(path)
                 continue
             batch.append((os.path.relpath(path, store.root), path))
             if len(batch) >= SWEEP_BATCH:
                 removed += _sweep_batch(conn, batch, cutoff)
                 batch = []
-    return removed + (_sweep_batch(conn, batch, cutoff) if batch else 0)
+    removed += _sweep_batch(conn, batch, cutoff) if batch else 0
+    if store.kind == "local":
+        return removed
+    # An object store (repository.files.s3store): the walk above saw its staging area and cached copies (all of
+    # them temporary); the stored files are the bucket's objects, listed page by page.
+    return removed + _sweep_objects(store, conn, cutoff)
+
+
+def _sweep_objects(store: FileStore, conn: Connection, cutoff: float) -> int:
+    """Remove the objects older than `cutoff` that no row points at, and abort the store's multipart uploads
+    started before it (a PUT whose process died: nothing of it is visible, but its parts take room)."""
+    store.prune_cache(cutoff)
+    removed = store.abort_stale_uploads(cutoff)
+    batch: list[str] = []
+    for uri, modified in store.stored():
+        if modified > cutoff:
+            continue
+        batch.append(uri)
+        if len(batch) >= SWEEP_BATCH:
+            removed += _sweep_object_batch(store, conn, batch)
+            batch = []
+    return removed + (_sweep_object_batch(store, conn, batch) if batch else 0)
+
+
+def _sweep_object_batch(store: FileStore, conn: Connection, batch: list[str]) -> int:
+    ids = [os.path.basename(uri) for uri in batch]
+    known = set(conn.execute(select(file_instances.c.uri).where(file_instances.c.id.in_(ids))).scalars())
+    conn.rollback()
+    gone = [uri for uri in batch if uri not in known]
+    for uri in gone:
+        store.remove(uri)
+    return len(gone)
 
 
 @contextmanager

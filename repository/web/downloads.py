@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import io
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from flask import Response, request, send_file
 from werkzeug.http import parse_date, parse_etags
@@ -39,31 +40,49 @@ def safe_mimetype(mimetype: str) -> str:
     return "application/octet-stream"
 
 
-def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool) -> Response:
+def send_object(store: FileStore, obj: ObjectRow, as_attachment: bool, presigned: bool = False) -> Response:
     """The object's bytes as stored (a .gz file is never sent with Content-Encoding), with the conditional
     requests and the single byte ranges of RFC 9110 (§13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match,
-    If-Modified-Since, then Range with If-Range): 412 and 416 are error objects, 304 has no body."""
-    path = store.path(obj["uri"])
-    if not os.path.isfile(path):
-        # The database knows the file but the disk lost it (a restore gone wrong, a volume not mounted): say so
+    If-Modified-Since, then Range with If-Range): 412 and 416 are error objects, 304 has no body. With `presigned`
+    (S3_PRESIGNED_DOWNLOADS, a store that has them) the answer is a redirect to a short-lived URL of the store
+    itself, which serves the bytes and the ranges (docs/operators/object-storage.md#presigned-downloads)."""
+    try:
+        size = store.size(obj["uri"])
+    except FileNotFoundError:
+        # The database knows the file but the store lost it (a restore gone wrong, a volume not mounted): say so
         # clearly instead of failing inside the file sender.
-        log.error("file %s of bucket %s is missing on disk at %s", obj["key"], obj["bucket_id"], path)
-        raise ServiceUnavailable("The file's contents are unavailable at the moment; the operators have been told.")
-    return send_path(path, obj["key"], obj["mimetype"], obj["checksum"], obj["updated"], as_attachment,
-                     obj.get("sha256"))
+        log.error("file %s of bucket %s is missing from the store at %s", obj["key"], obj["bucket_id"], obj["uri"])
+        raise ServiceUnavailable("The file's contents are unavailable at the moment; the operators have been told.")\
+            from None
+    mimetype = safe_mimetype(obj["mimetype"])
+    attachment = as_attachment or mimetype == "application/octet-stream"
+    url = store.presigned_url(obj["uri"], obj["key"], mimetype, attachment) if presigned else None
+    if url is not None and not _preconditions(obj["checksum"], _seconds(obj["updated"])):
+        response = Response(status=302, headers={"Location": url})
+        # The URL is for this caller only (a restricted file's reader): no cache keeps it.
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return send_stream(size, lambda start, length: store.read(obj["uri"], start, length), obj["key"],
+                       obj["mimetype"], obj["checksum"], obj["updated"], as_attachment, obj.get("sha256"))
 
 
 def send_path(path: str, name: str, mimetype: str, etag: str, updated: dt.datetime, as_attachment: bool,
               sha256: str | None = None) -> Response:
     """The file at `path` as `send_object` sends a stored object: `etag` its strong entity tag (`md5:<hex>` also
     gives Content-MD5), `updated` its Last-Modified, `sha256` (hex) its Content-Digest."""
-    size = os.path.getsize(path)
+    return send_stream(os.path.getsize(path), lambda start, length: _file_range(path, start, length), name,
+                       mimetype, etag, updated, as_attachment, sha256)
+
+
+def send_stream(size: int, read: Callable[[int, int], Iterator[bytes]], name: str, mimetype: str, etag: str,
+                updated: dt.datetime, as_attachment: bool, sha256: str | None = None) -> Response:
+    """`size` bytes that `read(start, length)` streams, as `send_path` sends a file."""
     modified = _seconds(updated)
     not_modified = _preconditions(etag, modified)
     byte_range = None if not_modified else _requested_range(etag, modified, size)
     mimetype = safe_mimetype(mimetype)
     response = send_file(
-        path,
+        io.BytesIO(b""),
         mimetype=mimetype,
         as_attachment=as_attachment or mimetype == "application/octet-stream",
         download_name=name,
@@ -82,7 +101,7 @@ def send_path(path: str, name: str, mimetype: str, etag: str, updated: dt.dateti
     elif byte_range is not None:
         start, stop = byte_range
         response.close()  # the whole file's wrapper; a seekable one serves the range without reading up to it
-        response.response = _file_range(path, start, stop - start)
+        response.response = read(start, stop - start)
         response.status_code = 206
         response.content_length = stop - start
         response.headers["Content-Range"] = f"bytes {start}-{stop - 1}/{size}"
@@ -90,7 +109,8 @@ def send_path(path: str, name: str, mimetype: str, etag: str, updated: dt.dateti
         # werkzeug's file wrapper reads 8 KiB at a time; 1 MiB reads with the read-ahead advice send a large file
         # about a third faster over TLS (bench/archive_bench.py, the files downloaded one by one).
         response.close()
-        response.response = _file_range(path, 0, size)
+        response.response = read(0, size)
+        response.content_length = size
         # The reference's hex form; only on whole files (a checksum of the whole is wrong for a part).
         if etag.startswith("md5:"):
             response.headers["Content-MD5"] = etag.removeprefix("md5:")

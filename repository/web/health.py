@@ -45,6 +45,8 @@ def _files(services: Services) -> dict[str, Any]:
     except OSError as exc:
         log.warning("readiness: FILES_ROOT is not writable: %s", exc)
         raise NotReady("The files directory is not writable.") from None
+    if not services.files.reachable():
+        raise NotReady("The object store holding the files does not answer.")
     return {}
 
 

@@ -28,4 +28,7 @@ def starts_a_download(response: Response) -> bool:
         return False
     if response.status_code == 200:
         return True
+    if response.status_code == 302:  # a presigned download: the store sends the bytes (S3_PRESIGNED_DOWNLOADS)
+        wanted = request.headers.get("Range", "").replace(" ", "")
+        return not wanted.startswith("bytes=") or wanted.startswith("bytes=0-")
     return response.status_code == 206 and response.content_range is not None and response.content_range.start == 0

@@ -7,14 +7,15 @@ on SQLite they queue on its write lock, which the same assertions must survive."
 from __future__ import annotations
 
 import io
+import os
 import threading
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from helpers.factories import make_deposit, upload
 from helpers.http import https_client
+from helpers.seaweed import stored_paths
 
 from app import create_app
 
@@ -68,7 +69,7 @@ def bucket_path(dep: dict) -> str:
 
 
 def stored_files(settings) -> set[str]:  # type: ignore[no-untyped-def]
-    return {p.name for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()}
+    return {os.path.basename(p) for p in stored_paths(settings)}
 
 
 def file_ids_in_db(app) -> set[str]:  # type: ignore[no-untyped-def]

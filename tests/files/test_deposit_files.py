@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.factories import make_deposit, publish, upload
 from helpers.http import download, https_client
+from helpers.seaweed import stored_paths
 
 from app import create_app
 from repository.files.sweeper import sweep
@@ -14,8 +15,8 @@ from repository.files.sweeper import sweep
 API = "/api/deposit/depositions"
 
 
-def stored_files(settings) -> list[Path]:  # type: ignore[no-untyped-def]
-    return [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
+def stored_files(settings) -> list[str]:  # type: ignore[no-untyped-def]
+    return stored_paths(settings)
 
 
 @pytest.mark.slow

@@ -100,7 +100,6 @@ def test_downloads_are_counted(app, client, auth):
 
 
 def test_a_file_lost_from_disk_is_503_not_500(app, client, auth):
-    import os
 
     dep = published(client, auth, content=CONTENT)
     url = file_url(client, dep)
@@ -109,6 +108,6 @@ def test_a_file_lost_from_disk_is_503_not_500(app, client, auth):
     with app.extensions["repository"].db.read() as conn:
         from repository.files.buckets import get_object
 
-        os.unlink(store.path(get_object(conn, bucket, key)["uri"]))
+        store.remove(get_object(conn, bucket, key)["uri"])
     response = download(client, url)
     assert response.status_code == 503 and response.json["status"] == 503

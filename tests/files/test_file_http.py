@@ -5,12 +5,12 @@ multipart interface's media type."""
 import base64
 import hashlib
 import io
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from helpers.factories import make_deposit, publish
 from helpers.http import download, https_client
+from helpers.seaweed import stored_paths
 
 API = "/api/deposit/depositions"
 
@@ -32,8 +32,8 @@ def keys(client, auth, bucket: str) -> list[str]:  # type: ignore[no-untyped-def
     return [o["key"] for o in client.get(bucket, headers=auth).json["contents"]]
 
 
-def stored_files(settings) -> list[Path]:  # type: ignore[no-untyped-def]
-    return [p for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
+def stored_files(settings) -> list[str]:  # type: ignore[no-untyped-def]
+    return stored_paths(settings)
 
 
 def assert_error(response, status: int) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,8 @@ from repository.files import sweeper as sweeper_module
 from repository.files.store import FileStore
 from repository.files.sweeper import SWEEP_STAMP, Sweeper, sweep
 
+pytestmark = pytest.mark.local_store  # the sweep of the directory itself (S3: test_s3_store.py)
+
 ROOT = str(Path(__file__).resolve().parents[2])
 HOURS_AGO = 2 * 3600
 

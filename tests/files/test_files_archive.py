@@ -158,7 +158,7 @@ def test_a_file_missing_on_disk_is_a_503_before_any_byte(app, client, auth, sett
     with app.extensions["repository"].db.read() as conn:
         uri = conn.execute(select(file_instances.c.uri).join(objects, objects.c.file_id == file_instances.c.id)
                            .where(objects.c.key == "two.txt")).scalar()
-    os.unlink(os.path.join(settings.FILES_ROOT, uri))
+    app.extensions["repository"].files.remove(uri)
     response = _archive(client, record["id"])
     assert response.status_code == 503
     assert response.mimetype == "application/json"

@@ -21,6 +21,8 @@ from helpers.http import ROOT
 from repository.files.fixity import Throttle
 from scripts import fixity
 
+pytestmark = pytest.mark.local_store  # corrupts the stored files on disk (S3: test_s3_store.py)
+
 CONTENTS = {f"f{n}.bin": bytes([n]) * 3000 + f"file {n}".encode() for n in range(5)}
 
 

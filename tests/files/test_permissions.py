@@ -16,6 +16,8 @@ from app import create_app
 from repository.accounts.tokens import SCOPES, create_token, create_user
 from scripts import backup
 
+pytestmark = pytest.mark.local_store  # file modes on disk
+
 
 def _others_can_read(path: Path) -> bool:
     return bool(stat.S_IMODE(path.stat().st_mode) & 0o077)

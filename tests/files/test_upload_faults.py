@@ -21,6 +21,8 @@ from werkzeug.test import encode_multipart
 
 from app import create_app
 
+pytestmark = pytest.mark.local_store  # a full or failing local file system (S3 faults: test_s3_store.py)
+
 API = "/api/deposit/depositions"
 
 

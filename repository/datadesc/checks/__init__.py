@@ -17,6 +17,7 @@ from repository.config import Settings
 from repository.datadesc.checks import rows
 from repository.datadesc.checks.runner import WAKE, Runner
 from repository.files.buckets import ObjectRow
+from repository.files.s3store import store_for
 from repository.files.store import FileStore
 from repository.storage.engine import after_commit
 
@@ -32,7 +33,7 @@ def file_changed(conn: Connection, store: FileStore, bucket_id: str, key: str | 
 def publish_errors(conn: Connection, settings: Settings, bucket_id: str, listed: list[ObjectRow]) -> list[dict]:
     """With DATADESC_BLOCK_PUBLISH, one 400 entry per invalid or pending document of the deposit's bucket (held,
     its objects `listed`); else none."""
-    errors, waiting = rows.publish_errors(conn, FileStore(settings.FILES_ROOT), bucket_id, listed)
+    errors, waiting = rows.publish_errors(conn, store_for(settings), bucket_id, listed)
     if waiting:
         # Rows created here are lost if the publish fails: they are created again after the rollback.
         after_commit(conn, WAKE, bucket_id, after_rollback=True)
