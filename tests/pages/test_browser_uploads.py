@@ -1,11 +1,11 @@
 """Uploads in a real browser (headless Chromium, Playwright) against the real server over HTTPS: a signed-in user's
 draft (made with My uploads' button, or through the API with the browser's own session), two files chosen with the file picker and one dropped
 on the drop zone, each PUT to the bucket with a progress bar that reaches 100%, the list updated in place, a file
-moved and one deleted through the API, the page checked with axe-core and photographed; then My uploads."""
+moved and one deleted through the API, the page checked with axe-core and photographed; then My uploads. Large
+files in parts, resuming, checksums, replacing and keyboard use: tests/pages/test_browser_dropfiles.py."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 
@@ -130,54 +130,3 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         assert "".join(page.locator(".uploads-list .facts").text_content().split()).endswith("Files2")
         check_page(page, "my uploads")
         screenshot(page, "my-uploads")
-
-
-def test_a_large_file_goes_in_parts_and_resumes_after_a_failure(live_server, tmp_path):
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    base = live_server["url"]
-    series = tmp_path / "series.bin"
-    series.write_bytes(bytes(range(256)) * 10_000)  # 2.56 MB: 7 parts of 400 kB
-    with browser_session(live_server) as (_browser, page):
-        sign_up_and_in(page, live_server, f"large-{uuid.uuid4().hex[:8]}@example.org", PASSWORD, "/deposit")
-        dep_id = _new_draft(page)
-        page.goto(f"{base}/deposit/{dep_id}")
-        # Parts from 1 MB on, of 400 kB, so that a small file shows the protocol (the defaults are 64 and 16 MiB).
-        page.evaluate("() => Object.assign(document.querySelector('[data-files]').dataset, "
-                      "{multipartFrom: '1000000', partSize: '400000'})")
-        sent: list[tuple[int, int]] = []  # (round, part number) of each part the server received
-
-        def part_fails(route):  # type: ignore[no-untyped-def]
-            number = int(re.search(r"partNumber=(\d+)", route.request.url).group(1))  # type: ignore[union-attr]
-            if number == 3:
-                route.abort()
-            else:
-                sent.append((1, number))
-                route.continue_()
-
-        page.route(re.compile(r"partNumber=\d+"), part_fails)
-        page.set_input_files(f"#upload-{dep_id}", [str(series)])
-        page.wait_for_function("() => document.querySelector('[data-files-status]').textContent"
-                               ".includes('choose the same file again')")
-        assert _names(page) == []
-        page.wait_for_selector("[data-unfinished]:not([hidden]) li")
-        assert "series.bin" in page.locator("[data-unfinished] li").text_content()
-        first_round = {n for _, n in sent}
-        assert 3 not in first_round and first_round
-
-        page.unroute(re.compile(r"partNumber=\d+"))
-        page.route(re.compile(r"partNumber=\d+"), lambda route: (sent.append((2, int(re.search(
-            r"partNumber=(\d+)", route.request.url).group(1)))), route.continue_()))  # type: ignore[union-attr]
-        page.set_input_files(f"#upload-{dep_id}", [str(series)])
-        _wait_for_status(page, "Uploaded 1 file.")
-        assert _names(page) == ["series.bin"]
-        second_round = {n for r, n in sent if r == 2}
-        assert 3 in second_round and not second_round & first_round  # only what was missing went again
-        assert first_round | second_round == set(range(7))
-        assert page.locator("[data-progress] .upload-pct").all_text_contents() == ["100%"]
-        assert page.locator("[data-unfinished]").is_hidden()  # nothing left unfinished
-
-        api = api_session(live_server)
-        api.cookies.update({c["name"]: c["value"] for c in page.context.cookies()})
-        [stored] = api.get(f"{base}/api/deposit/depositions/{dep_id}/files").json()
-        assert stored["filesize"] == series.stat().st_size
-        assert stored["checksum"] == hashlib.md5(series.read_bytes(), usedforsecurity=False).hexdigest()
