@@ -140,7 +140,8 @@
               facts.append(dt, dd);
             }
           });
-          tell(checked ? "Stored; the server checked the bytes against this file's SHA-256." : "Stored.",
+          tell({whole: "Stored; the server checked the bytes against this file's SHA-256.",
+            parts: "Stored; the server checked each part against its SHA-256 computed here."}[checked] || "Stored.",
             "done");
           message.append(facts);
           announce(file.name + " uploaded.");
@@ -210,7 +211,7 @@
       const obj = await ok(await request("PUT", objectUrl(key), file, function (sent) {
         row.show(Math.min(sent / Math.max(file.size, 1), 0.99));
       }, digest ? {"Content-Digest": "sha-256=:" + digest + ":"} : {}));
-      return {obj: obj, checked: Boolean(digest)};
+      return {obj: obj, checked: digest ? "whole" : ""};
     }
 
     // A large file in parts (the bucket's multipart upload), several at once. An upload cut short resumes where
@@ -305,7 +306,7 @@
       }
       const obj = await ok(await request("POST", url));
       window.localStorage.removeItem(memoryKey(file, key));
-      return {obj: obj, checked: Boolean(window.crypto && window.crypto.subtle)};
+      return {obj: obj, checked: window.crypto && window.crypto.subtle ? "parts" : ""};
     }
 
     // Until the connection is back (the browser's `online` event), a wait that grows, or "Resume"; rejects
@@ -482,7 +483,7 @@
         failed.push(error.message);
       }
       const verb = jobs.every(function (j) { return j.replace; }) ? "Replaced " : "Uploaded ";
-      const summary = verb + plural(done, "file") + ".";
+      const summary = done || !failed.length ? verb + plural(done, "file") + "." : "Nothing was uploaded.";
       say(failed.length ? summary + " " + failed.join(" ") : summary, failed.length ? "error" : "success");
     }
 
