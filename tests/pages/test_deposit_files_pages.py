@@ -10,6 +10,8 @@ import hashlib
 import io
 import re
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -182,12 +184,21 @@ def test_a_published_deposition_refuses_changes(owner):
     assert api_names(owner, dep["id"]) == ["data.csv"]
 
 
-def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
+@contextmanager
+def quota_of_1000(make_settings) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
+    """(app, signed-in client, draft) of a service whose buckets hold 1000 bytes."""
     application = create_app(make_settings(BUCKET_QUOTA_BYTES=1000))
     try:
         client = https_client(application)
         signed_in(client, application, "owner@example.org", PASSWORD)
-        dep = new_draft(client)
+        yield application, client, new_draft(client)
+    finally:
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
+        application.extensions["repository"].db.dispose()
+
+
+def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
+    with quota_of_1000(make_settings) as (application, client, dep):
         assert upload(client, dep["id"], ("a.bin", b"x" * 600)).status_code == 303
         refused = upload(client, dep["id"], ("b.bin", b"y" * 600))
         assert refused.status_code == 303
@@ -203,9 +214,6 @@ def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
                                 content_type="multipart/form-data; boundary=x")  # the length alone refuses it
         assert too_large.status_code == 413 and too_large.mimetype == "text/html"
         assert api_names(client, dep["id"]) == ["a.bin"]
-    finally:
-        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
-        application.extensions["repository"].db.dispose()
 
 
 def test_names_that_need_escaping_work_through_every_form(owner):
@@ -311,11 +319,7 @@ def test_refused_replacements_keep_the_old_file(client, app):
 
 
 def test_a_replacement_counts_only_the_difference_against_the_quota(make_settings):
-    application = create_app(make_settings(BUCKET_QUOTA_BYTES=1000))
-    try:
-        client = https_client(application)
-        signed_in(client, application, "owner@example.org", PASSWORD)
-        dep = new_draft(client)
+    with quota_of_1000(make_settings) as (_application, client, dep):
         upload(client, dep["id"], ("a.bin", b"x" * 600))
         assert 'data-room="400"' in files_page(client, dep["id"])  # what the page's script checks before sending
         assert replace(client, dep["id"], "a.bin", "a2.bin", b"y" * 900).status_code == 303  # 900 fits in 1000
@@ -326,6 +330,3 @@ def test_a_replacement_counts_only_the_difference_against_the_quota(make_setting
         assert refused.status_code == 303
         assert "Quota exceeded" in notice(files_page(client, dep["id"]))
         assert stored_bytes(client, dep["id"], "a.bin") == b"y" * 900
-    finally:
-        wait_all_idle()
-        application.extensions["repository"].db.dispose()
