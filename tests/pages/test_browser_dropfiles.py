@@ -338,4 +338,3 @@ def test_without_javascript_the_plain_forms_upload_and_replace(live_server, tmp_
         assert stored["checksums"]["sha256"] in plain.locator("[data-files-list]").text_content()
         # (No axe-core here: a page without JavaScript cannot run it; the same HTML is checked above with it.)
         plain.screenshot(path=str(SCREENSHOTS / "drop-no-javascript-desktop.png"), full_page=True)
-        plain.context.close()
