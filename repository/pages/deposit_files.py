@@ -1,11 +1,11 @@
 """The file area of the deposit form without JavaScript: plain forms that upload (one or more files, streamed to the
-file store as the bucket PUT does), delete, rename and move a file of the signed-in owner's draft, then go back to
-the form (`/deposit/<id>#files`) where the area says what happened. `/deposit/<id>/files` shows the area on a page
-of its own (static/uploads.js reloads the list from it).
+file store as the bucket PUT does), replace, delete, rename and move a file of the signed-in owner's draft, then go
+back to the form (`/deposit/<id>#files`) where the area says what happened. `/deposit/<id>/files` shows the area on a
+page of its own (static/uploads.js reloads the list from it).
 
 The partial `templates/pages/deposit/_files.html` renders the area from the deposition as the API shapes it; with
 JavaScript (static/uploads.js) uploads go straight to the bucket with a progress bar per file, and moves and
-deletions go through the API, with the session's CSRF token in `X-CSRFToken`."""
+deletions go through the API, with the session's CSRF token in `X-CSRFToken` (docs/researchers/depositing.md#files)."""
 
 from __future__ import annotations
 
