@@ -11,32 +11,12 @@ import uuid
 
 import pytest
 from helpers.browser import api_session, browser_session, check_page, screenshot, sign_up_and_in
+from helpers.dropfiles import listed_names, wait_for_status
 
 # Fresh addresses each run: on PostgreSQL the live server shares the test database, which keeps earlier runs' users.
 EMAIL = f"uploader-{uuid.uuid4().hex[:8]}@example.org"
 PASSWORD = "a long passphrase 4 uploads"
 BIG = 3_000_000  # large enough for the browser to report progress on the way
-
-
-def _new_draft(page) -> int:  # type: ignore[no-untyped-def]
-    """A draft made by the page's own session through the API (the CSRF token of the page's forms)."""
-    return int(page.evaluate("""async () => {
-        const token = document.querySelector('input[name="csrf_token"]').value;
-        const answer = await fetch('/api/deposit/depositions', {method: 'POST', credentials: 'same-origin',
-            headers: {'Content-Type': 'application/json', 'X-CSRFToken': token},
-            body: JSON.stringify({metadata: {title: 'Meltwater chemistry', upload_type: 'dataset'}})});
-        if (answer.status !== 201) { throw new Error('create: ' + answer.status + ' ' + await answer.text()); }
-        return (await answer.json()).id;
-    }"""))
-
-
-def _names(page) -> list[str]:  # type: ignore[no-untyped-def]
-    return page.eval_on_selector_all("[data-files-list] > li", "items => items.map(li => li.dataset.key)")
-
-
-def _wait_for_status(page, text: str) -> None:  # type: ignore[no-untyped-def]
-    """Until the file area says `text` (said once the batch is over: list reloaded, order kept, uploads listed)."""
-    page.wait_for_function("text => document.querySelector('[data-files-status]').textContent === text", arg=text)
 
 
 def _wait_for_names(page, wanted: list[str]) -> None:  # type: ignore[no-untyped-def]
@@ -66,8 +46,8 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         assert page.locator("#files").count() == 1, "the deposit form has no file area"
 
         page.set_input_files(f"#upload-{dep_id}", [str(big), str(small)])
-        _wait_for_status(page, "Uploaded 2 files.")
-        assert _names(page) == ["readings.csv", "notes.txt"]  # in the order chosen, whichever finished first
+        wait_for_status(page, "Uploaded 2 files.")
+        assert listed_names(page) == ["readings.csv", "notes.txt"]  # in the order chosen, whichever finished first
         bars = page.locator("[data-progress] progress")
         assert bars.count() == 2
         assert [bars.nth(i).get_attribute("value") for i in range(2)] == ["100", "100"]
@@ -81,19 +61,19 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
             document.querySelector('[data-dropzone]').dispatchEvent(
                 new DragEvent('drop', {dataTransfer: drop, bubbles: true, cancelable: true}));
         }""", dep_id)
-        _wait_for_status(page, "Uploaded 1 file.")
-        assert _names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
+        wait_for_status(page, "Uploaded 1 file.")
+        assert listed_names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
 
         # A name already there is refused in the browser, before any byte is sent.
         page.set_input_files(f"#upload-{dep_id}", [str(small)])
         page.wait_for_function("() => document.querySelector('[data-files-status]').textContent.includes('there already')")
-        assert _names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
+        assert listed_names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
 
         page.click('button[aria-label="Move notes.txt up"]')
         _wait_for_names(page, ["notes.txt", "readings.csv", "dropped.txt"])
         page.click('button[aria-label="Delete dropped.txt"]')
-        _wait_for_status(page, "Deleted dropped.txt.")
-        assert _names(page) == ["notes.txt", "readings.csv"]
+        wait_for_status(page, "Deleted dropped.txt.")
+        assert listed_names(page) == ["notes.txt", "readings.csv"]
 
         # The server holds what the page shows, in that order, with the bytes sent.
         api = api_session(live_server)
@@ -115,13 +95,13 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
         said = plain.locator("[data-files-status]").text_content()
         assert said.startswith("Uploaded extra.txt. “notes.txt” was not uploaded: A file named “notes.txt” is there")
-        assert _names(plain) == ["notes.txt", "readings.csv", "extra.txt"]
+        assert listed_names(plain) == ["notes.txt", "readings.csv", "extra.txt"]
         plain.click('button[aria-label="Move extra.txt up"]')
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
-        assert _names(plain) == ["notes.txt", "extra.txt", "readings.csv"]
+        assert listed_names(plain) == ["notes.txt", "extra.txt", "readings.csv"]
         plain.click('button[aria-label="Delete extra.txt"]')
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
-        assert _names(plain) == ["notes.txt", "readings.csv"]
+        assert listed_names(plain) == ["notes.txt", "readings.csv"]
         assert plain.locator("[data-files-status]").text_content() == "Deleted extra.txt."
         plain.context.close()
 
