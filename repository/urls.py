@@ -167,7 +167,7 @@ def deposit_files_order_html(base: str, dep_id: int | str) -> str:
 
 
 def deposit_file_action_html(base: str, dep_id: int | str, key: str, action: str) -> str:
-    """`delete` or `rename` of one file of the file area, its key quoted as one path segment (`/` too)."""
+    """`delete`, `rename` or `replace` of one file of the file area, its key quoted as one path segment (`/` too)."""
     return f"{deposit_files_html(base, dep_id)}/{quote(key, safe='')}/{action}"
 
 

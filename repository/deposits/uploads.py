@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from repository.datadesc import checks
 from repository.deposits import actions, filefix
-from repository.errors import BadRequest, Forbidden, PayloadTooLarge
+from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from repository.files import buckets, quotas
 from repository.files.keys import check_key
 from repository.files.store import FileStore, Readable
@@ -31,17 +31,22 @@ def _taken(key: str) -> BadRequest:
 
 
 def add_file(db: Database, store: FileStore, quota: quotas.Quota, dep_id: int, owner_id: int, name: str,
-             stream: Readable) -> buckets.ObjectRow:
+             stream: Readable, replace: bool = False) -> buckets.ObjectRow:
     """Store `stream` (copied in chunks, never held in memory) as the file `name` of the owner's draft. BadRequest
     for a bad or taken name, Forbidden once published, NotFound for anyone else's deposition, 413 past a quota (the
-    copy stops at the room left, as a bucket PUT's does); nothing is kept then."""
+    copy stops at the room left, as a bucket PUT's does); nothing is kept then. With `replace`, `name` must be a
+    file of the draft (NotFound otherwise): the new bytes take its place in the list, and its size counts as room."""
     key = check_key(name)
     with db.read() as conn:
         dep = _writable(conn, dep_id, owner_id)
         # Checked before the bytes are copied, so a taken name costs nothing; put_object checks again.
-        if any(o["key"] == key for o in buckets.list_objects(conn, dep["bucket_id"])):
+        there = any(o["key"] == key for o in buckets.list_objects(conn, dep["bucket_id"]))
+        if there and not replace:
             raise _taken(key)
-        room = quotas.room(conn, quota, dep["bucket_id"])
+        if replace and not there:
+            raise NotFound(f"There is no file named “{key}” to replace: it was deleted or renamed.")
+        credit = quotas.replaced_size(conn, dep["bucket_id"], key) if replace else 0
+        room = quotas.room(conn, quota, dep["bucket_id"], credit)
     try:
         stored = store.write(stream, limit=None if room is None else room[0])
     except PayloadTooLarge:
@@ -51,8 +56,10 @@ def add_file(db: Database, store: FileStore, quota: quotas.Quota, dep_id: int, o
     try:
         with db.write() as conn:
             filefix.refuse_same_file(conn, dep, key, stored.checksum)
-            obj, _ = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=False, quota=quota,
-                                        field="file")
+            obj, replaced = buckets.put_object(conn, dep["bucket_id"], key, stored, replace=replace, quota=quota,
+                                               field="file")
+            if replaced:
+                buckets.release_files(conn, store, [replaced])
             checks.file_changed(conn, store, dep["bucket_id"], key)
     except BaseException:
         store.remove(stored.uri)

@@ -1,11 +1,11 @@
 """The file area of the deposit form without JavaScript: plain forms that upload (one or more files, streamed to the
-file store as the bucket PUT does), delete, rename and move a file of the signed-in owner's draft, then go back to
-the form (`/deposit/<id>#files`) where the area says what happened. `/deposit/<id>/files` shows the area on a page
-of its own (static/uploads.js reloads the list from it).
+file store as the bucket PUT does), replace, delete, rename and move a file of the signed-in owner's draft, then go
+back to the form (`/deposit/<id>#files`) where the area says what happened. `/deposit/<id>/files` shows the area on a
+page of its own (static/uploads.js reloads the list from it).
 
 The partial `templates/pages/deposit/_files.html` renders the area from the deposition as the API shapes it; with
 JavaScript (static/uploads.js) uploads go straight to the bucket with a progress bar per file, and moves and
-deletions go through the API, with the session's CSRF token in `X-CSRFToken`."""
+deletions go through the API, with the session's CSRF token in `X-CSRFToken` (docs/researchers/depositing.md#files)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from repository import urls
 from repository.deposits import actions, representation, uploads
 from repository.errors import ApiError
-from repository.files import quotas
+from repository.files import buckets, quotas
 from repository.pages.base import render_page, require_user
 from repository.web.openapi import doc
 from repository.web.request import services
@@ -72,6 +72,19 @@ def upload_size(size: int) -> str:
         if value < 1000 or unit == "PB":
             break
     return f"{value:.1f} {unit}"
+
+
+@bp.app_template_global()
+def file_area(dep: dict) -> dict:
+    """For the file area of deposition `dep` (as the API shows it): `sha256`, the SHA-256 of each file by name (the
+    old files interface's file objects carry the MD5 only; files stored before migration 0015 have none), and
+    `room`, the bytes its quotas leave (None without a limit), which static/uploads.js checks before sending."""
+    s = services()
+    with s.db.read() as conn:
+        bucket = actions.get_deposit(conn, dep["id"], dep["owner"])["bucket_id"]
+        sums = {o["key"]: o["sha256"] for o in buckets.list_objects(conn, bucket) if o.get("sha256")}
+        room = quotas.room(conn, quotas.Quota.of(s.settings), bucket)
+    return {"sha256": sums, "room": None if room is None else room[0]}
 
 
 def _owned(dep_id: int) -> int:
@@ -130,6 +143,25 @@ def upload(dep_id: int) -> BaseResponse:
             part.close()
     said = ([f"Uploaded {', '.join(done)}."] if done else []) + refused
     return _back(dep_id, " ".join(said), "error" if refused else "success")
+
+
+@bp.post("/<key>/replace")
+@doc(responses=BACK)
+def replace(dep_id: int, key: str) -> BaseResponse:
+    """Put the file of the multipart form field `file` in the place of the draft's file `key`, under that name (its
+    place in the list kept); refused like an upload, and then the old file stays."""
+    owner = _owned(dep_id)
+    part = request.files.get("file")
+    if part is None or not part.filename:
+        return _back(dep_id, f"Choose the file to put in the place of {key} first.", "error")
+    try:
+        obj = uploads.add_file(services().db, services().files, quotas.Quota.of(services().settings), dep_id, owner,
+                               key, part.stream, replace=True)
+    except ApiError as exc:
+        return _refused(dep_id, exc)
+    finally:
+        part.close()
+    return _back(dep_id, f"Replaced {obj['key']} with {part.filename}.")
 
 
 @bp.post("/<key>/delete")

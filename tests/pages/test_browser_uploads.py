@@ -1,42 +1,22 @@
 """Uploads in a real browser (headless Chromium, Playwright) against the real server over HTTPS: a signed-in user's
 draft (made with My uploads' button, or through the API with the browser's own session), two files chosen with the file picker and one dropped
 on the drop zone, each PUT to the bucket with a progress bar that reaches 100%, the list updated in place, a file
-moved and one deleted through the API, the page checked with axe-core and photographed; then My uploads."""
+moved and one deleted through the API, the page checked with axe-core and photographed; then My uploads. Large
+files in parts, resuming, checksums, replacing and keyboard use: tests/pages/test_browser_dropfiles.py."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 
 import pytest
 from helpers.browser import api_session, browser_session, check_page, screenshot, sign_up_and_in
+from helpers.dropfiles import listed_names, wait_for_status
 
 # Fresh addresses each run: on PostgreSQL the live server shares the test database, which keeps earlier runs' users.
 EMAIL = f"uploader-{uuid.uuid4().hex[:8]}@example.org"
 PASSWORD = "a long passphrase 4 uploads"
 BIG = 3_000_000  # large enough for the browser to report progress on the way
-
-
-def _new_draft(page) -> int:  # type: ignore[no-untyped-def]
-    """A draft made by the page's own session through the API (the CSRF token of the page's forms)."""
-    return int(page.evaluate("""async () => {
-        const token = document.querySelector('input[name="csrf_token"]').value;
-        const answer = await fetch('/api/deposit/depositions', {method: 'POST', credentials: 'same-origin',
-            headers: {'Content-Type': 'application/json', 'X-CSRFToken': token},
-            body: JSON.stringify({metadata: {title: 'Meltwater chemistry', upload_type: 'dataset'}})});
-        if (answer.status !== 201) { throw new Error('create: ' + answer.status + ' ' + await answer.text()); }
-        return (await answer.json()).id;
-    }"""))
-
-
-def _names(page) -> list[str]:  # type: ignore[no-untyped-def]
-    return page.eval_on_selector_all("[data-files-list] > li", "items => items.map(li => li.dataset.key)")
-
-
-def _wait_for_status(page, text: str) -> None:  # type: ignore[no-untyped-def]
-    """Until the file area says `text` (said once the batch is over: list reloaded, order kept, uploads listed)."""
-    page.wait_for_function("text => document.querySelector('[data-files-status]').textContent === text", arg=text)
 
 
 def _wait_for_names(page, wanted: list[str]) -> None:  # type: ignore[no-untyped-def]
@@ -66,8 +46,8 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         assert page.locator("#files").count() == 1, "the deposit form has no file area"
 
         page.set_input_files(f"#upload-{dep_id}", [str(big), str(small)])
-        _wait_for_status(page, "Uploaded 2 files.")
-        assert _names(page) == ["readings.csv", "notes.txt"]  # in the order chosen, whichever finished first
+        wait_for_status(page, "Uploaded 2 files.")
+        assert listed_names(page) == ["readings.csv", "notes.txt"]  # in the order chosen, whichever finished first
         bars = page.locator("[data-progress] progress")
         assert bars.count() == 2
         assert [bars.nth(i).get_attribute("value") for i in range(2)] == ["100", "100"]
@@ -81,19 +61,19 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
             document.querySelector('[data-dropzone]').dispatchEvent(
                 new DragEvent('drop', {dataTransfer: drop, bubbles: true, cancelable: true}));
         }""", dep_id)
-        _wait_for_status(page, "Uploaded 1 file.")
-        assert _names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
+        wait_for_status(page, "Uploaded 1 file.")
+        assert listed_names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
 
         # A name already there is refused in the browser, before any byte is sent.
         page.set_input_files(f"#upload-{dep_id}", [str(small)])
         page.wait_for_function("() => document.querySelector('[data-files-status]').textContent.includes('there already')")
-        assert _names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
+        assert listed_names(page) == ["readings.csv", "notes.txt", "dropped.txt"]
 
         page.click('button[aria-label="Move notes.txt up"]')
         _wait_for_names(page, ["notes.txt", "readings.csv", "dropped.txt"])
         page.click('button[aria-label="Delete dropped.txt"]')
-        _wait_for_status(page, "Deleted dropped.txt.")
-        assert _names(page) == ["notes.txt", "readings.csv"]
+        wait_for_status(page, "Deleted dropped.txt.")
+        assert listed_names(page) == ["notes.txt", "readings.csv"]
 
         # The server holds what the page shows, in that order, with the bytes sent.
         api = api_session(live_server)
@@ -115,13 +95,13 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
         said = plain.locator("[data-files-status]").text_content()
         assert said.startswith("Uploaded extra.txt. “notes.txt” was not uploaded: A file named “notes.txt” is there")
-        assert _names(plain) == ["notes.txt", "readings.csv", "extra.txt"]
+        assert listed_names(plain) == ["notes.txt", "readings.csv", "extra.txt"]
         plain.click('button[aria-label="Move extra.txt up"]')
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
-        assert _names(plain) == ["notes.txt", "extra.txt", "readings.csv"]
+        assert listed_names(plain) == ["notes.txt", "extra.txt", "readings.csv"]
         plain.click('button[aria-label="Delete extra.txt"]')
         plain.wait_for_url(re.compile(rf"/deposit/{dep_id}#files$"))
-        assert _names(plain) == ["notes.txt", "readings.csv"]
+        assert listed_names(plain) == ["notes.txt", "readings.csv"]
         assert plain.locator("[data-files-status]").text_content() == "Deleted extra.txt."
         plain.context.close()
 
@@ -130,54 +110,3 @@ def test_uploads_with_progress_reorder_and_delete(live_server, tmp_path):
         assert "".join(page.locator(".uploads-list .facts").text_content().split()).endswith("Files2")
         check_page(page, "my uploads")
         screenshot(page, "my-uploads")
-
-
-def test_a_large_file_goes_in_parts_and_resumes_after_a_failure(live_server, tmp_path):
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    base = live_server["url"]
-    series = tmp_path / "series.bin"
-    series.write_bytes(bytes(range(256)) * 10_000)  # 2.56 MB: 7 parts of 400 kB
-    with browser_session(live_server) as (_browser, page):
-        sign_up_and_in(page, live_server, f"large-{uuid.uuid4().hex[:8]}@example.org", PASSWORD, "/deposit")
-        dep_id = _new_draft(page)
-        page.goto(f"{base}/deposit/{dep_id}")
-        # Parts from 1 MB on, of 400 kB, so that a small file shows the protocol (the defaults are 64 and 16 MiB).
-        page.evaluate("() => Object.assign(document.querySelector('[data-files]').dataset, "
-                      "{multipartFrom: '1000000', partSize: '400000'})")
-        sent: list[tuple[int, int]] = []  # (round, part number) of each part the server received
-
-        def part_fails(route):  # type: ignore[no-untyped-def]
-            number = int(re.search(r"partNumber=(\d+)", route.request.url).group(1))  # type: ignore[union-attr]
-            if number == 3:
-                route.abort()
-            else:
-                sent.append((1, number))
-                route.continue_()
-
-        page.route(re.compile(r"partNumber=\d+"), part_fails)
-        page.set_input_files(f"#upload-{dep_id}", [str(series)])
-        page.wait_for_function("() => document.querySelector('[data-files-status]').textContent"
-                               ".includes('choose the same file again')")
-        assert _names(page) == []
-        page.wait_for_selector("[data-unfinished]:not([hidden]) li")
-        assert "series.bin" in page.locator("[data-unfinished] li").text_content()
-        first_round = {n for _, n in sent}
-        assert 3 not in first_round and first_round
-
-        page.unroute(re.compile(r"partNumber=\d+"))
-        page.route(re.compile(r"partNumber=\d+"), lambda route: (sent.append((2, int(re.search(
-            r"partNumber=(\d+)", route.request.url).group(1)))), route.continue_()))  # type: ignore[union-attr]
-        page.set_input_files(f"#upload-{dep_id}", [str(series)])
-        _wait_for_status(page, "Uploaded 1 file.")
-        assert _names(page) == ["series.bin"]
-        second_round = {n for r, n in sent if r == 2}
-        assert 3 in second_round and not second_round & first_round  # only what was missing went again
-        assert first_round | second_round == set(range(7))
-        assert page.locator("[data-progress] .upload-pct").all_text_contents() == ["100%"]
-        assert page.locator("[data-unfinished]").is_hidden()  # nothing left unfinished
-
-        api = api_session(live_server)
-        api.cookies.update({c["name"]: c["value"] for c in page.context.cookies()})
-        [stored] = api.get(f"{base}/api/deposit/depositions/{dep_id}/files").json()
-        assert stored["filesize"] == series.stat().st_size
-        assert stored["checksum"] == hashlib.md5(series.read_bytes(), usedforsecurity=False).hexdigest()

@@ -1,12 +1,17 @@
 """The deposit form's file area without JavaScript: plain forms upload two files at once, rename, move and delete
 them, each time back at the form (`/deposit/<id>#files`) with a notice in the area; the API sees the same files.
-Another user's deposition is a 404, a forged form changes nothing, and a published deposition's files stay."""
+Another user's deposition is a 404, a forged form changes nothing, and a published deposition's files stay. A file
+replaced keeps its name and place, the area shows both checksums and the room the quota leaves, and a refused
+replacement keeps the old file."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -179,12 +184,21 @@ def test_a_published_deposition_refuses_changes(owner):
     assert api_names(owner, dep["id"]) == ["data.csv"]
 
 
-def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
+@contextmanager
+def quota_of_1000(make_settings) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
+    """(app, signed-in client, draft) of a service whose buckets hold 1000 bytes."""
     application = create_app(make_settings(BUCKET_QUOTA_BYTES=1000))
     try:
         client = https_client(application)
         signed_in(client, application, "owner@example.org", PASSWORD)
-        dep = new_draft(client)
+        yield application, client, new_draft(client)
+    finally:
+        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
+        application.extensions["repository"].db.dispose()
+
+
+def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
+    with quota_of_1000(make_settings) as (application, client, dep):
         assert upload(client, dep["id"], ("a.bin", b"x" * 600)).status_code == 303
         refused = upload(client, dep["id"], ("b.bin", b"y" * 600))
         assert refused.status_code == 303
@@ -200,9 +214,6 @@ def test_a_full_quota_is_a_notice_and_keeps_nothing(make_settings):
                                 content_type="multipart/form-data; boundary=x")  # the length alone refuses it
         assert too_large.status_code == 413 and too_large.mimetype == "text/html"
         assert api_names(client, dep["id"]) == ["a.bin"]
-    finally:
-        wait_all_idle()  # every background thread's connection back in the pool before the pool goes
-        application.extensions["repository"].db.dispose()
 
 
 def test_names_that_need_escaping_work_through_every_form(owner):
@@ -244,3 +255,78 @@ def test_a_form_upload_streams_the_file(owner, tmp_path):
     assert answer.status_code == 303
     assert [f["filesize"] for f in owner.get(f"{API}/{dep['id']}/files").json] == [big.stat().st_size]
     assert peak < big.stat().st_size / 4, peak
+
+
+def replace(client, dep_id: int, key: str, name: str, content: bytes):  # type: ignore[no-untyped-def]
+    return post(client, dep_id, f"/{key}/replace", {"file": (io.BytesIO(content), name)},
+                content_type="multipart/form-data")
+
+
+def stored_bytes(client, dep_id: int, key: str) -> bytes:  # type: ignore[no-untyped-def]
+    [found] = [f for f in client.get(f"{API}/{dep_id}/files").json if f["filename"] == key]
+    return download(client, found["links"]["download"]).get_data()
+
+
+def test_replace_keeps_the_name_and_place_and_shows_both_checksums(client, app):
+    signed_in(client, app, "owner@example.org", PASSWORD)
+    dep = new_draft(client)
+    upload(client, dep["id"], ("data.csv", b"a,b\n1,2\n"), ("notes.txt", b"first notes"))
+    newer = b"a,b\n1,2\n3,4\n"
+    answer = replace(client, dep["id"], "data.csv", "data-corrected.csv", newer)
+    assert answer.status_code == 303 and answer.headers["Location"].endswith(f"/deposit/{dep['id']}/files#files")
+    assert api_names(client, dep["id"]) == ["data.csv", "notes.txt"]  # name and place kept
+    assert stored_bytes(client, dep["id"], "data.csv") == newer
+    html = files_page(client, dep["id"])
+    assert notice(html) == "Replaced data.csv with data-corrected.csv."
+    assert hashlib.md5(newer, usedforsecurity=False).hexdigest() in html
+    assert hashlib.sha256(newer).hexdigest() in html and hashlib.sha256(b"first notes").hexdigest() in html
+    assert hashlib.sha256(b"a,b\n1,2\n").hexdigest() not in html
+    # Each file has its own labelled replace form, a plain file input that works without JavaScript.
+    assert re.search(r'<label for="replace-\d+-1">A file to put in the place of data.csv', html)
+    assert f'action="/deposit/{dep["id"]}/files/notes.txt/replace" enctype="multipart/form-data"' in html
+    # Only one copy of the bytes is left for each file: the replaced file's went.
+    files = app.extensions["repository"].files
+    assert len([p for p in Path(files.root).rglob("*") if p.is_file()]) == 2
+
+
+def test_refused_replacements_keep_the_old_file(client, app):
+    signed_in(client, app, "owner@example.org", PASSWORD)
+    dep = new_draft(client)
+    upload(client, dep["id"], ("data.csv", b"kept"))
+    nothing = post(client, dep["id"], "/data.csv/replace", {}, content_type="multipart/form-data")
+    assert nothing.status_code == 303
+    assert notice(files_page(client, dep["id"])) == "Choose the file to put in the place of data.csv first."
+    absent = replace(client, dep["id"], "gone.csv", "x.csv", b"x")
+    assert absent.status_code == 303
+    assert "There is no file named “gone.csv” to replace" in notice(files_page(client, dep["id"]))
+    assert api_names(client, dep["id"]) == ["data.csv"] and stored_bytes(client, dep["id"], "data.csv") == b"kept"
+
+    other = https_client(app)
+    signed_in(other, app, "other@example.org", PASSWORD)
+    token = csrf_from(other.get("/deposit").get_data())
+    page = f"/deposit/{dep['id']}/files"
+    theirs = other.post(f"{page}/data.csv/replace", data={"csrf_token": token, "file": (io.BytesIO(b"y"), "y")},
+                        headers=referer(page), content_type="multipart/form-data")
+    assert theirs.status_code == 404 and theirs.mimetype == "text/html"
+    assert stored_bytes(client, dep["id"], "data.csv") == b"kept"
+
+    published = client.post(f"{API}/{dep['id']}/actions/publish", headers=session_headers(client))
+    assert published.status_code == 202, published.json
+    frozen = replace(client, dep["id"], "data.csv", "y.csv", b"y")  # the files are fixed from now on
+    assert frozen.status_code == 303
+    assert "make a new version" in notice(files_page(client, dep["id"])).lower()
+    assert stored_bytes(client, dep["id"], "data.csv") == b"kept"
+
+
+def test_a_replacement_counts_only_the_difference_against_the_quota(make_settings):
+    with quota_of_1000(make_settings) as (_application, client, dep):
+        upload(client, dep["id"], ("a.bin", b"x" * 600))
+        assert 'data-room="400"' in files_page(client, dep["id"])  # what the page's script checks before sending
+        assert replace(client, dep["id"], "a.bin", "a2.bin", b"y" * 900).status_code == 303  # 900 fits in 1000
+        assert stored_bytes(client, dep["id"], "a.bin") == b"y" * 900
+        html = files_page(client, dep["id"])
+        assert 'data-room="100"' in html and notice(html) == "Replaced a.bin with a2.bin."
+        refused = replace(client, dep["id"], "a.bin", "a3.bin", b"z" * 1001)
+        assert refused.status_code == 303
+        assert "Quota exceeded" in notice(files_page(client, dep["id"]))
+        assert stored_bytes(client, dep["id"], "a.bin") == b"y" * 900
