@@ -52,7 +52,7 @@ def approve_view(recid: int) -> Response:
     body = _object() if request.get_data(cache=True) else {}  # the body is optional
     note = moderation.parse_texts("-", body.get("note"))[1]  # only the note is checked (field `note`)
     with services().db.write() as conn:
-        review.release(conn, actor, recid, note)
+        review.release(conn, services().settings, actor, recid, note)
     return _state(recid)
 
 
@@ -62,7 +62,7 @@ def unhide_view(recid: int) -> Response:
     """Release a hidden record: listed again."""
     actor = api_actor()
     with services().db.write() as conn:
-        review.release(conn, actor, recid)
+        review.release(conn, services().settings, actor, recid)
     return _state(recid)
 
 

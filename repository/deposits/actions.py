@@ -302,15 +302,17 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
         .where(deposits.c.id == recid)
         .values(status="published", editing=False, metadata=None, modified=now)  # the record's: see deposit_select
     )
+    # A first publish the moderation rules hold waits for approval: the communities it names are asked, its
+    # siblings count it and its DOI is registered only then (review.release; docs/operators/moderation.md).
+    held = dep["status"] == "draft" and review.hold(conn, ctx.settings, recid, owner_id, metadata)
     accepted = inclusions.accepted_communities(conn, [dep["conceptrecid"]])
-    for request in inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata):
-        notifications.request_created(conn, ctx.settings, request, owner_id)
-    if dep["status"] == "draft" or accepted != inclusions.accepted_communities(conn, [dep["conceptrecid"]]):
+    if not held:
+        for request in inclusions.sync_on_publish(conn, dep["conceptrecid"], recid, owner_id, metadata):
+            notifications.request_created(conn, ctx.settings, request, owner_id)
+    if (dep["status"] == "draft" and not held) or accepted != inclusions.accepted_communities(
+            conn, [dep["conceptrecid"]]):
         # The other versions show the latest one, the count and the concept's communities: they changed too.
         touch_versions(conn, dep["conceptrecid"], now, exclude=recid)
-    if dep["status"] == "draft":
-        review.hold(conn, ctx.settings, recid, owner_id, metadata)
-    # A record awaiting approval gets its DOI registered when approved (docs/operators/moderation.md).
     pending = conn.execute(select(records.c.review).where(records.c.id == recid)).scalar() == review.PENDING
     if not dep["doi_external"] and not pending:
         outbox.enqueue(conn, "register_doi", recid)

@@ -45,7 +45,7 @@ def decide(recid: int, decision: str) -> BaseResponse:
 
     def change(conn: Any, actor: Actor) -> None:
         if decision == "approve":
-            review.release(conn, actor, recid)
+            review.release(conn, services().settings, actor, recid)
         elif decision == "takedown":
             review.take_down(conn, actor, recid, *moderation.parse_texts(reason, ""))
         else:
@@ -94,4 +94,4 @@ def hide(recid: int) -> BaseResponse:
 def unhide(recid: int) -> BaseResponse:
     """Release the record from review: listed again (approved, when it awaited approval)."""
     return _act(MODERATOR, urls.admin_record_html("", recid), "The record is public and listed again.",
-                lambda conn, actor: review.release(conn, actor, recid))
+                lambda conn, actor: review.release(conn, services().settings, actor, recid))

@@ -9,7 +9,18 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Dialect, LargeBinary, Select, bindparam, func, select, type_coerce, update
+from sqlalchemy import (
+    Connection,
+    Dialect,
+    LargeBinary,
+    Select,
+    bindparam,
+    func,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
 
 from repository import urls
 from repository.communities import inclusions
@@ -29,17 +40,25 @@ def _file_type(key: str) -> str:
 
 
 def _versions(conn: Connection, concept_ids: set[int]) -> dict[int, list[int]]:
-    """concept -> its published, not deleted versions, oldest first."""
+    """concept -> its published, not deleted versions, oldest first; a version awaiting a moderator's approval is
+    not one yet (its siblings neither count it nor lead to it: docs/operators/moderation.md)."""
     result: dict[int, list[int]] = defaultdict(list)
     if concept_ids:
         query = (
             select(records.c.conceptrecid, records.c.id)
-            .where(records.c.conceptrecid.in_(concept_ids), records.c.deleted.is_(None))
+            .where(records.c.conceptrecid.in_(concept_ids), records.c.deleted.is_(None),
+                   or_(records.c.review.is_(None), records.c.review != "pending"))
             .order_by(records.c.id)
         )
         for conceptrecid, recid in conn.execute(query):
             result[conceptrecid].append(recid)
     return result
+
+
+def _with_own(versions: dict[int, list[int]], row: dict) -> list[int]:
+    """The versions `row` shows: its concept's, and itself where it awaits approval (as its owner sees it)."""
+    listed = versions[row["conceptrecid"]]
+    return listed if row["id"] in listed or row.get("deleted") is not None else sorted([*listed, row["id"]])
 
 
 def build_records(
@@ -57,7 +76,7 @@ def build_records(
     objects = buckets.objects_of_buckets(conn, [r["bucket_id"] for r in rows])
     changes = file_history.histories(conn, [r["id"] for r in rows if r.get("files_fixed")])
     built = [
-        _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), versions[row["conceptrecid"]],
+        _build(settings, lookups, row, conceptdois.get(row["conceptrecid"]), _with_own(versions, row),
                _stats_of(counts, row), accepted.get(row["conceptrecid"], []), objects[row["bucket_id"]], with_files)
         for row in rows
     ]  # fmt: skip
@@ -262,9 +281,18 @@ def is_concept(conn: Connection, recid: int) -> bool:
 
 
 def latest_version(conn: Connection, conceptrecid: int) -> int | None:
-    """The newest published, not deleted version of a concept."""
-    query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None))
+    """The newest published, not deleted version of a concept (not one awaiting a moderator's approval)."""
+    query = select(func.max(records.c.id)).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None),
+                                                 or_(records.c.review.is_(None), records.c.review != "pending"))
     return conn.execute(query).scalar()
+
+
+def awaiting_approval(conn: Connection, conceptrecid: int) -> bool:
+    """Whether the concept has a live version awaiting a moderator's approval (none public when `latest_version`
+    found nothing: the concept is not public yet, rather than deleted)."""
+    query = select(records.c.id).where(records.c.conceptrecid == conceptrecid, records.c.deleted.is_(None),
+                                       records.c.review == "pending").limit(1)
+    return conn.execute(query).first() is not None
 
 
 _TRAILING_ID = re.compile(r"\.([0-9]{1,10})$")

@@ -181,7 +181,8 @@ def newest_version(db: Database, recid: int) -> int:
     with db.read() as conn:
         concept = build.concept_of(conn, recid)
         newest = build.latest_version(conn, concept) if concept is not None else None
-    if concept is None:
+        waiting = newest is None and concept is not None and build.awaiting_approval(conn, concept)
+    if concept is None or waiting:
         raise NotFound("PID does not exist.")
     if newest is None:
         raise Gone("Every version of this record has been deleted.")

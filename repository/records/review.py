@@ -13,9 +13,11 @@ from sqlalchemy import ColumnElement, Connection, delete, insert, select, update
 from repository import outbox
 from repository.accounts import admin, audit
 from repository.accounts.audit import Actor
+from repository.communities import inclusions, notifications
 from repository.config import Settings
 from repository.errors import BadRequest, NotFound
 from repository.records import moderation, screening
+from repository.records.build import touch_versions
 from repository.records.notices import tell_owner
 from repository.storage.tables.accounts import users
 from repository.storage.tables.moderation import record_reviews
@@ -84,7 +86,7 @@ def hide(conn: Connection, actor: Actor, recid: int, note: str) -> None:
         f"Reason: {note}"])
 
 
-def release(conn: Connection, actor: Actor, recid: int, note: str = "") -> str:
+def release(conn: Connection, settings: Settings, actor: Actor, recid: int, note: str = "") -> str:
     """Approve a pending record (public, its DOI registered) or unhide a hidden one; returns the audit action
     (`record.approve` or `record.unhide`). NotFound; BadRequest when it is not in review."""
     row = _row(conn, recid)
@@ -93,6 +95,8 @@ def release(conn: Connection, actor: Actor, recid: int, note: str = "") -> str:
     conn.execute(update(records).where(records.c.id == recid).values(review=None))
     conn.execute(delete(record_reviews).where(record_reviews.c.recid == recid))
     _changed(conn, recid)
+    if row["review"] == PENDING:
+        _now_a_version(conn, settings, recid)
     if not row["integrated"] and not row["doi_external"]:
         outbox.enqueue(conn, "register_doi", recid)
     action = "record.approve" if row["review"] == PENDING else "record.unhide"
@@ -101,6 +105,17 @@ def release(conn: Connection, actor: Actor, recid: int, note: str = "") -> str:
     tell_owner(conn, recid, "Approved" if row["review"] == PENDING else "Public again", [
         "A moderator reviewed it: it is public, searchable and harvested." + (f"\n\nNote: {note}" if note else "")])
     return action
+
+
+def _now_a_version(conn: Connection, settings: Settings, recid: int) -> None:
+    """What a publish does for a version that is not held, done at its approval: the communities it names are asked
+    (their owners told), and its siblings, which now count it and lead to it, change."""
+    row = conn.execute(select(records.c.conceptrecid, records.c.owner_id, records.c.metadata)
+                       .where(records.c.id == recid)).mappings().one()
+    for request in inclusions.sync_on_publish(conn, row["conceptrecid"], recid, row["owner_id"], row["metadata"] or {}):
+        notifications.request_created(conn, settings, request, row["owner_id"])
+    for sibling in touch_versions(conn, row["conceptrecid"], utcnow(), exclude=recid):
+        outbox.enqueue(conn, "index", sibling)
 
 
 def take_down(conn: Connection, actor: Actor, recid: int, reason: str, note: str) -> None:

@@ -174,3 +174,46 @@ def test_non_admins_are_refused_moderation_with_403_and_an_audit_entry(moderated
     assert client.post(f"/api/admin/records/{recid}/approve", data="[", headers={**root, "Content-Type":
                        "application/json"}).status_code == 400
     assert client.get(f"/api/records/{recid}").status_code == 404
+
+
+def test_a_held_new_version_is_no_version_until_approved(moderated):
+    """Its siblings neither count it nor lead to it, and the communities it names are not asked, until a moderator
+    approves it; then all of that happens (docs/operators/moderation.md)."""
+    client = https_client(moderated)
+    _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
+    _, curator = staff_user(moderated, "curator@example.org")
+    _, owner = staff_user(moderated, "owner@example.org")
+    assert client.post("/api/communities", json={"identifier": "lab", "title": "Lab"}, headers=curator).status_code == 201
+    first = published(client, owner, title="Tides")
+    v1 = first["record_id"]
+    assert client.post(f"/api/admin/records/{v1}/approve", headers=root).status_code == 200
+    assert client.post("/api/admin/moderation/domains", json={"domain": "casino.example"}, headers=root).status_code == 201
+    api = "/api/deposit/depositions"
+    draft = client.post(f"{api}/{first['id']}/actions/newversion", headers=owner).get_json()["links"]["latest_draft"]
+    v2 = int(draft.rsplit("/", 1)[1])
+    changed = client.put(f"{api}/{v2}", headers=owner, json={"metadata": {
+        **{k: v for k, v in first["metadata"].items() if k not in ("doi", "prereserve_doi")},
+        "description": '<p>Tables at <a href="https://casino.example/x">the casino</a>.</p>',
+        "communities": [{"identifier": "lab"}]}})
+    assert changed.status_code == 200, changed.get_json()
+    files = client.get(f"{api}/{v2}/files", headers=owner).get_json()
+    client.delete(f"{api}/{v2}/files/{files[0]['id']}", headers=owner)
+    upload(client, owner, {"id": v2}, content=b"a,b\n3,4\n")
+    publish(client, owner, {"id": v2})
+
+    def version_of(recid: int) -> dict:
+        return client.get(f"/api/records/{recid}").get_json()["metadata"]["relations"]["version"][0]
+
+    assert version_of(v1)["is_last"] is True and version_of(v1)["count"] == 1
+    concept = first["conceptrecid"]
+    assert client.get(f"/api/records/{concept}").headers["Location"].endswith(f"/api/records/{v1}")
+    assert client.get("/api/communities/lab/requests/", headers=curator).get_json() == []
+    assert client.get(f"/api/records/{v2}").status_code == 404
+
+    assert client.post(f"/api/admin/records/{v2}/approve", headers=root).status_code == 200
+    assert version_of(v1)["is_last"] is False and version_of(v1)["count"] == 2
+    assert version_of(v2)["is_last"] is True
+    assert client.get(f"/api/records/{concept}").headers["Location"].endswith(f"/api/records/{v2}")
+    asked = client.get("/api/communities/lab/requests/", headers=curator).get_json()
+    assert len(asked) == 1 and asked[0]["status"] == "pending", asked
+    assert f"/records/{v2}" in str(asked[0]), asked  # the version that asked
