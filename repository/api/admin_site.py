@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from repository import urls
 from repository.api.admin import REFUSED, _object
@@ -72,6 +72,34 @@ def branding_change() -> Response:
         found = branding.update(conn, actor, s.settings, changes)
     layout.forget(s.db)
     return json_response(_branding_json(found))
+
+
+@bp.put("/site/<any(logo, favicon):name>")
+@doc(responses={**REFUSED, "400": {"description": "Empty, too large, or not a PNG, JPEG, GIF, WebP or ICO image"}})
+def image_put(name: str) -> Response:
+    """The request body is the image (any `Content-Type`: the bytes decide): it replaces the logo or the favicon.
+    Anything not an image a browser shows, or larger than SITE_IMAGE_MAX_BYTES, is a 400 saying why."""
+    actor = api_actor()
+    s = services()
+    limit = s.settings.SITE_IMAGE_MAX_BYTES
+    data = request.stream.read(limit + 1)  # one byte past the limit is enough to refuse it
+    with s.db.write() as conn:
+        branding.save_image(conn, actor, name, data, limit)
+    layout.forget(s.db)
+    with s.db.read() as conn:
+        return json_response(_branding_json(branding.current(conn, s.settings)))
+
+
+@bp.delete("/site/<any(logo, favicon):name>")
+@doc(responses=REFUSED)
+def image_delete(name: str) -> Response:
+    """Go back to no logo, or the default favicon (204)."""
+    actor = api_actor()
+    s = services()
+    with s.db.write() as conn:
+        branding.remove_image(conn, actor, name)
+    layout.forget(s.db)
+    return Response(status=204)
 
 
 def _page_json(page: dict) -> dict:

@@ -102,6 +102,29 @@ def test_a_logo_must_be_an_image_of_bounded_size(app, client, root):
         assert [e["action"] for e in audit.search(conn, action="site.logo")[0]] == ["site.logo.remove", "site.logo"]
 
 
+def test_the_api_puts_and_removes_the_logo_and_the_favicon(app, client, root):
+    guest = https_client(app)
+    limit = app.extensions["repository"].settings.SITE_IMAGE_MAX_BYTES
+    for data, message in ((b"", "Choose an image file"), (b"<svg onload='alert(1)'/>", "is not an image in PNG"),
+                          (b"\x89PNG\r\n\x1a\n" + b"\0" * (limit + 10), f"at most {limit} are allowed")):
+        refused = client.put("/api/admin/site/logo", data=data, headers={**root, "Content-Type": "image/png"})
+        assert refused.status_code == 400 and message in refused.get_json()["message"], refused.get_json()
+        assert refused.get_json()["errors"][0]["field"] == "file"
+    assert client.get("/api/admin/site/branding", headers=root).get_json()["images"] == {}
+    assert guest.put("/api/admin/site/logo", data=_png()).status_code in (401, 403)
+    saved = client.put("/api/admin/site/logo", data=_png(), headers=root)  # no Content-Type: the bytes decide
+    assert saved.status_code == 200
+    path = saved.get_json()["images"]["logo"].split("localhost", 1)[-1]
+    assert f'<img src="{path}"' in guest.get("/").get_data(as_text=True)
+    assert guest.get(path).data == _png()
+    assert client.put("/api/admin/site/favicon", data=_png((32, 32)), headers=root).status_code == 200
+    assert '<link rel="icon" href="/site/favicon/' in guest.get("/").get_data(as_text=True)
+    assert client.delete("/api/admin/site/logo", headers=root).status_code == 204
+    assert guest.get(path).status_code == 404 and "<img src=" not in guest.get("/").get_data(as_text=True)
+    with app.extensions["repository"].db.read() as conn:
+        assert [e["action"] for e in audit.search(conn, action="site.logo")[0]] == ["site.logo.remove", "site.logo"]
+
+
 def test_a_favicon_replaces_the_default(app, client, root):
     guest = https_client(app)
     assert 'type="image/svg+xml"' in guest.get("/").get_data(as_text=True)
