@@ -4,6 +4,7 @@ same transaction (repository.accounts.audit)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, func, or_, select, update
@@ -94,15 +95,16 @@ def unblock(conn: Connection, actor: Actor, user_id: int) -> dict:
     return get(conn, user_id)
 
 
-def search(conn: Connection, q: str, limit: int = 50) -> list[dict]:
-    """Users whose e-mail contains `q`, or whose linked sign-in (an ORCID iD) is `q`; newest first. Accounts keep
-    no names: a person's name is found through their records' creators on the search page."""
+def search(conn: Connection, q: str, limit: int = 50, owners: Sequence[int] = ()) -> list[dict]:
+    """Users whose e-mail contains `q`, whose linked sign-in (an ORCID iD) is `q`, or among `owners` (accounts keep
+    no names: the owners of records whose creators match, repository.records.creator_owners); newest first."""
     query = select(users_table).order_by(users_table.c.id.desc()).limit(limit)
     text = q.strip().lower()[:SEARCH_MAX]
     if text:
         linked = select(user_identities.c.user_id).where(func.lower(user_identities.c.subject).contains(
             text, autoescape=True))
-        query = query.where(or_(users_table.c.email.contains(text, autoescape=True), users_table.c.id.in_(linked)))
+        query = query.where(or_(users_table.c.email.contains(text, autoescape=True), users_table.c.id.in_(linked),
+                                users_table.c.id.in_(list(owners))))
     return [dict(row) for row in conn.execute(query).mappings()]
 
 

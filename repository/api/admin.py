@@ -13,6 +13,7 @@ from repository.accounts import admin, audit, personal_data
 from repository.errors import BadRequest
 from repository.paging import parse_page
 from repository.records import moderation
+from repository.records.creator_owners import owners_of_creator
 from repository.timeutil import isoformat
 from repository.web.openapi import doc
 from repository.web.request import json_body, json_response, services
@@ -44,10 +45,12 @@ def _object() -> dict[str, Any]:
 @bp.get("/users")
 @doc(responses=REFUSED)
 def users_view() -> Response:
-    """Users whose e-mail contains `q` (or whose linked ORCID iD is `q`), newest first: `{"hits": [...]}`."""
+    """Users whose e-mail contains `q`, whose linked ORCID iD is `q`, or whose public records' creators carry the
+    name or ORCID iD `q`; newest first: `{"hits": [...]}`."""
     api_actor()
+    q = request.args.get("q", "")
     with services().db.read() as conn:
-        found = admin.search(conn, request.args.get("q", ""))
+        found = admin.search(conn, q, owners=owners_of_creator(conn, services().search, q))
     return json_response({"hits": [_user_json(user) for user in found]})
 
 

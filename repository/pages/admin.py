@@ -20,6 +20,7 @@ from repository.errors import ApiError
 from repository.pages.base import render_page, require_user
 from repository.paging import parse_page
 from repository.records import moderation
+from repository.records.creator_owners import owners_of_creator
 from repository.web.openapi import doc
 from repository.web.request import json_response, services
 from repository.web.staff import page_actor
@@ -46,11 +47,12 @@ def _act(need: str, back: str, done: str, change: Callable[[Any, Actor], Any]) -
 
 @bp.get("/")
 def index() -> Response:
-    """Find users by e-mail or linked ORCID iD (`q`), and the counts of open work."""
+    """Find users by e-mail, linked ORCID iD, or a name or ORCID iD their records' creators carry (`q`), and the
+    counts of open work."""
     actor = page_actor(require_user())
     q = request.args.get("q", "")
     with services().db.read() as conn:
-        found = admin.search(conn, q)
+        found = admin.search(conn, q, owners=owners_of_creator(conn, services().search, q))
         requests = moderation.open_requests(conn)
     return render_page("admin/index.html", q=q, found=found, open_requests=len(requests), actor=actor,
                        staff_role=admin.staff_role)

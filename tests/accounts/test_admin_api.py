@@ -174,3 +174,23 @@ def test_owners_actions_are_in_the_audit_log_with_the_changed_metadata(app, clie
         total = audit.search(conn)[1]
         assert audit.prune(conn, 30, audit.utcnow()) == 0
         assert audit.prune(conn, 30, audit.utcnow() + timedelta(days=31)) == total
+
+
+def test_users_are_found_by_a_name_or_orcid_their_records_carry(app, client):
+    _, root = staff_user(app, "root@example.org", "admin", ("admin",))
+    _, ada = staff_user(app, "ada@example.org")
+    _, bob = staff_user(app, "bob@example.org")
+    published(client, ada, creators=[{"name": "Lovelace, Ada", "orcid": "0000-0002-1825-0097"}])
+    published(client, bob, creators=[{"name": "Babbage, Charles"}, {"name": "Lovelace, Ada"}])
+
+    def emails(q: str) -> list[str]:
+        answer = client.get("/api/admin/users", query_string={"q": q}, headers=root)
+        assert answer.status_code == 200, answer.get_json()
+        return sorted(user["email"] for user in answer.get_json()["hits"])
+
+    assert emails("Lovelace") == ["ada@example.org", "bob@example.org"]
+    assert emails("Babbage, Charles") == ["bob@example.org"]
+    assert emails("0000-0002-1825-0097") == ["ada@example.org"]
+    assert emails("Turing") == []
+    for odd in ('"', "\\", "x", "a:b (", "*"):  # nothing the query language refuses fails the search
+        assert isinstance(emails(odd), list)
