@@ -1,5 +1,5 @@
 """`/api/vocabularies/`: suggestions for the deposit form's pickers as one types — licenses, languages, research
-organisations (ROR) and the people the depositor named before (docs/api/vocabularies.md). Each answers
+organisations (ROR), subject terms and the people the depositor named before (docs/api/vocabularies.md). Each answers
 `{"hits": [...], "total": N}` with at most `size` (1..50) hits; the public ones may be cached by anyone for a few
 minutes, the people only by the depositor's browser, and an `ETag` lets a browser ask again for nothing."""
 
@@ -12,7 +12,8 @@ from flask import Blueprint, Response, request
 from repository.deposits.people import known_people
 from repository.errors import ValidationError, field_error
 from repository.paging import Page
-from repository.vocabularies import languages, licenses, ror
+from repository.records.known_creators import public_creators
+from repository.vocabularies import languages, licenses, ror, subjects
 from repository.web.openapi import doc
 from repository.web.request import caller, json_response, services
 
@@ -82,13 +83,28 @@ def suggest_affiliations() -> Response:
     return _answer([ror.to_json(row) for row in rows], total)
 
 
+@bp.get("/subjects")
+@doc(parameters=PARAMETERS, responses=ANSWERS)
+def suggest_subjects() -> Response:
+    """Terms of the loaded subject vocabularies by their words or identifier, the term typed exactly first:
+    `{term, identifier, scheme, vocabulary}`."""
+    size, q = _size(), _q()
+    with services().db.read() as conn:
+        rows, total = subjects.search(conn, q, Page(1, size))
+    return _answer([subjects.to_json(row) for row in rows], total)
+
+
 @bp.get("/creators")
 @doc(parameters=PARAMETERS, responses={**ANSWERS, "401": {"description": "Not signed in."}})
 def suggest_creators() -> Response:
     """The people named in the caller's own depositions (name, ORCID iD, affiliation and its ROR id), the most often
-    named first; 401 for a guest."""
+    named first, then (for a `q`) the creators of public records whose name holds what was typed; 401 for a guest."""
     who = caller()
     size, q = _size(), _q()
     with services().db.read() as conn:
         people = known_people(conn, who.user_id, q, size)
+    if q.strip() and len(people) < size:
+        seen = {(p["name"].strip().lower(), p.get("orcid", "")) for p in people}
+        people += [p for p in public_creators(services().search, q, size)
+                   if (p["name"].strip().lower(), p.get("orcid", "")) not in seen][:size - len(people)]
     return _answer(people, len(people), private=True)

@@ -101,3 +101,28 @@ def load_ror(args: argparse.Namespace, ctx: Context) -> int:
         raise CommandError(str(exc)) from exc
     print(f"organisations: {changes}")
     return 0
+
+
+def _subjects_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="JSON lines ({\"term\", \"identifier\"} a line) or CSV with the "
+                                                     "header term,identifier")
+    parser.add_argument("--vocabulary", required=True, metavar="NAME",
+                        help="the vocabulary's name (e.g. MeSH): loading it again replaces its terms")
+
+
+@command("load-subjects", migrate=True, configure=_subjects_arguments)
+def load_subjects(args: argparse.Namespace, ctx: Context) -> int:
+    """(Re)load a subject vocabulary from a file and print what changed (docs/operators/subjects.md).
+
+    The deposit form suggests its terms for subjects, with their identifiers. Loading the same file again changes
+    nothing; terms no longer in the file are removed; other vocabularies are left alone. A malformed file (named
+    with its line) changes nothing."""
+    from repository.vocabularies import subjects
+    from repository.vocabularies.loader import LoadError
+
+    try:
+        changes = subjects.load_file(ctx.db, args.file, args.vocabulary)
+    except (LoadError, OSError, UnicodeDecodeError) as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"{args.vocabulary.strip()}: {changes}")
+    return 0

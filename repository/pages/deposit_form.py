@@ -24,7 +24,7 @@ from repository.deposits.people import known_people
 from repository.metadata import METADATA_KEYS
 from repository.pages.record_words import relation_words
 from repository.paging import MAX_SIZE, Page
-from repository.vocabularies import grants, languages, licenses, ror
+from repository.vocabularies import grants, languages, licenses, ror, subjects
 from repository.vocabularies.identifiers import orcid_problem
 from repository.vocabularies.resource_types import (
     IMAGE_TYPES,
@@ -207,8 +207,10 @@ SECTIONS: tuple[Section, ...] = (
     ), optional=True),
     Section("Subjects", "subjects", (
         Group("subjects", "Subjects", "subject", (
-            Input("term", "Term", required=True),
-            Input("identifier", "Identifier", hint="The term's identifier, e.g. a URL.", required=True),
+            Input("term", "Term", hint="Terms of the loaded vocabularies are suggested with their identifiers.",
+                  datalist="subjects-list", lookup=urls.vocabulary_api("", "subjects"), required=True),
+            Input("identifier", "Identifier", hint="The term's identifier, e.g. a URL; filled in for a suggested "
+                                                   "term.", required=True),
             Input("scheme", "Scheme", hint="Detected when left empty."),
         )),
     ), optional=True),
@@ -331,6 +333,10 @@ def with_codes(conn: Any, state: FormState) -> FormState:
             if row.get("affiliation", "").strip() and not row.get("affiliation_id", "").strip():
                 found = ror.by_name(conn, row["affiliation"])
                 row["affiliation_id"] = found.id if found is not None else ""
+    for row in rows.get("subjects", []):
+        if row.get("term", "").strip() and not row.get("identifier", "").strip():
+            term = subjects.by_term(conn, row["term"])
+            row["identifier"] = term.identifier if term is not None else ""
     for row in rows.get("communities", []):
         typed = row.get("identifier", "").strip()
         if typed and not store.exists(conn, typed):
@@ -498,12 +504,14 @@ def suggestions(conn: Any, owner_id: int) -> dict[str, list[tuple[str, str]]]:
     grant_rows, _ = grants.search(conn, None, None, page)
     community_rows, _ = store.search(conn, None, ("title", False), page)
     people = known_people(conn, owner_id, None, SUGGESTED)
+    subject_rows, _ = subjects.search(conn, None, page)
     return {
         "licenses-list": [(r.id, r.title) for r in licence_rows],
         "grants-list": [(f"{r.funder_doi}{GRANT_ID_SEPARATOR}{r.code}",
                          " — ".join(x for x in (r.acronym, r.title, r.name) if x)) for r in grant_rows],
         "communities-list": [(r.title, r.identifier) for r in community_rows],
         "languages-list": LANGUAGES,
+        "subjects-list": [(r.term, f"{r.identifier} · {r.vocabulary}") for r in subject_rows],
         "people-list": [(p["name"], " · ".join(p[k] for k in ("orcid", "affiliation") if p.get(k))) for p in people],
         "affiliations-list": [(a, i) for a, i in dict.fromkeys(
             (p["affiliation"], p.get("affiliation_id", "")) for p in people if p.get("affiliation"))],

@@ -2,7 +2,7 @@
 // form and the server answers with the form changed; with it:
 // - "Add …" and "Remove" change a repeatable group's rows in place (the server reads rows in index order, so a new
 //   row takes the next free index and gaps are fine);
-// - the pickers (license, language, person, affiliation, grant, community) ask the API for suggestions as one
+// - the pickers (license, language, person, affiliation, grant, community, subject) ask the API for suggestions as one
 //   types; picking an organisation fills in its ROR id;
 // - ORCID iDs are checked (form and check digit) as they are typed;
 // - fields that do not apply to the chosen upload type or access right are hidden;
@@ -74,8 +74,10 @@
 
   // Pickers: the <datalist> the server filled is refined by the suggestions for what was typed (the API's
   // /api/vocabularies/ answers {hits: [...]}, its community and grant searches {hits: {hits: [...]}}). Picking an
-  // organisation fills in the row's ROR id; picking a person fills in the row's empty ORCID and affiliation.
+  // organisation fills in the row's ROR id; picking a person fills in the row's empty ORCID and affiliation; picking
+  // a subject term fills in its empty identifier.
   function option(hit) {
+    if (hit.term !== undefined) { return [hit.term, hit.identifier + ' · ' + hit.vocabulary]; }  // a subject term
     if (hit.metadata) {  // a grant
       var m = hit.metadata;
       return [hit.id, [m.acronym, m.title, m.funder && m.funder.name].filter(Boolean).join(' — ')];
@@ -111,6 +113,9 @@
         ror.value = '';  // the organisation picked before was changed: its id no longer applies
         ror.removeAttribute('data-picked');
       }
+    } else if (/-term$/.test(input.name) && hit && hit.term !== undefined) {
+      var identifier = sibling(input, 'identifier');
+      if (identifier && !identifier.value) { identifier.value = hit.identifier; }
     } else if (/-name$/.test(input.name) && hit) {
       ['orcid', 'affiliation', 'affiliation_id', 'gnd'].forEach(function (sub) {
         var other = sibling(input, sub);

@@ -139,3 +139,19 @@ def test_the_people_named_before_are_suggested(owner):
     assert people == '<option value="Doe, Jane">0000-0002-1825-0097 · Monash University</option>'
     places = re.search(r'<datalist id="affiliations-list">(.*?)</datalist>', page, re.S)[1]  # type: ignore[index]
     assert places == f'<option value="Monash University">{MONASH}</option>'
+
+
+def test_a_subject_term_of_a_loaded_vocabulary_gets_its_identifier(owner, settings):
+    sample = str(Path(__file__).parent.parent / "data" / "subjects" / "mesh-sample.jsonl")
+    assert invoke(COMMANDS["load-subjects"], [sample, "--vocabulary", "MeSH"], settings) == 0
+    dep_id = start(owner)
+    page = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
+    assert '<option value="Hypertension">https://id.nlm.nih.gov/mesh/D006973 · MeSH</option>' in page
+    fields = {"title": "Tides", "subjects-0-term": "asthma", "subjects-1-term": "Sea level",
+              "subjects-1-identifier": "https://vocab.example.org/sea-level", "subjects-2-term": "Unknown term"}
+    assert submit(owner, dep_id, fields).status_code == 303  # the rest saved, the unknown term kept as typed
+    assert _stored(owner, dep_id)["subjects"][:2] == [
+        {"term": "asthma", "identifier": "https://id.nlm.nih.gov/mesh/D001249", "scheme": "url"},
+        {"term": "Sea level", "identifier": "https://vocab.example.org/sea-level", "scheme": "url"}]
+    page = html.unescape(owner.get(f"/deposit/{dep_id}").get_data(as_text=True))
+    assert _value(page, "subjects-2-term") == "Unknown term" and "Identifier is required." in page

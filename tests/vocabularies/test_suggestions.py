@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.factories import make_deposit
+from helpers.factories import make_deposit, published
 from helpers.http import https_client
 
 from app import create_app
@@ -110,3 +110,23 @@ def test_grants_are_found_by_their_funder_name_acronym_and_number(client):
     assert all(hit["metadata"]["funder"]["name"] == "European Commission" for hit in by_funder)
     assert [h["id"] for h in client.get("/api/grants/?q=283595").json["hits"]["hits"]] == ["10.13039/501100000780::283595"]
     assert client.get("/api/grants/?q=EC OPENAIREPLUS").json["hits"]["hits"][0]["id"] == "10.13039/501100000780::283595"
+
+
+def test_creators_of_public_records_are_suggested_after_the_callers_own(client, auth, make_token):
+    published(client, auth, creators=[{"name": "Lovelace, Ada", "orcid": ORCID, "affiliation": "Analytical Society"},
+                                      {"name": "Babbage, Charles"}])
+    make_deposit(client, auth, creators=[{"name": "Lovell, Bernard"}])  # a draft: its people are the owner's only
+    other = {"Authorization": f"Bearer {make_token('other@example.org')}"}
+    make_deposit(client, other, creators=[{"name": "Lovejoy, Owen"}])
+
+    def names(q: str, headers: dict) -> list[str]:
+        answer = client.get("/api/vocabularies/creators", query_string={"q": q}, headers=headers)
+        assert answer.status_code == 200, answer.json
+        return [p["name"] for p in answer.json["hits"]]
+
+    assert names("lov", other) == ["Lovejoy, Owen", "Lovelace, Ada"]  # the caller's own first, then public ones
+    assert names("lovelace a", other) == ["Lovelace, Ada"]  # the last word as it is being typed
+    assert names("lov", auth) == ["Lovell, Bernard", "Lovelace, Ada"]
+    found = client.get("/api/vocabularies/creators", query_string={"q": "ada lovel"}, headers=other).json["hits"]
+    assert found == [{"name": "Lovelace, Ada", "affiliation": "Analytical Society", "orcid": ORCID}]
+    assert names("turing", other) == [] and names('"(', other) == []

@@ -78,3 +78,17 @@ organizations = Table(
     Column("created", DateTime, nullable=False),
     Column("updated", DateTime, nullable=False),
 )
+
+
+subjects = Table(
+    "subjects",
+    metadata,
+    # Subject terms loaded from a vocabulary's file (repository/vocabularies/subjects.py), suggested for the deposit
+    # form's subjects: by the vocabulary's name (as loaded, e.g. "MeSH") and the term's identifier (normalised).
+    Column("vocabulary", String(64), primary_key=True),
+    Column("identifier", String(500), primary_key=True),
+    Column("term", String(500), nullable=False),
+    Column("search_text", Text, nullable=False),  # the term and the identifier, lower case
+    Column("created", DateTime, nullable=False),
+    Column("updated", DateTime, nullable=False),
+)
