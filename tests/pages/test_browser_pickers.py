@@ -1,7 +1,8 @@
 """The deposit form's pickers in a real browser (headless Chromium, Playwright), with the keyboard alone, at desktop
 and phone width: the upload type chooses its default license, a license and an affiliation are picked by name (the
 organisation's ROR id filled in from the suggestions of the loaded ROR dump), an ORCID iD with a typo is flagged as
-it is typed and the flag goes once it is corrected; the saved draft holds the codes and ids."""
+it is typed and the flag goes once it is corrected; the saved draft holds the codes and ids. A subject term is picked
+from a loaded vocabulary."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from helpers.browser import DESKTOP, PHONE, browser_session, check_page, screens
 from pages.test_browser_keyboard_deposit import _focused, press, tab_to, type_into
 
 SAMPLE = str(Path(__file__).parent.parent / "data" / "ror" / "ror-sample-v2.json")
+SUBJECTS = str(Path(__file__).parent.parent / "data" / "subjects" / "mesh-sample.jsonl")
 PASSWORD = "a long passphrase 4 pickers"
 MONASH = "https://ror.org/02bfwt286"
 
@@ -86,3 +88,34 @@ def test_pickers_with_the_keyboard(live_server, width):
                                          "orcid": "0000-0002-1825-0097"}]
         expect(page.locator("#creators-0-affiliation_id")).to_have_value(MONASH)
         check_page(page, "deposit form saved with the picks")
+
+
+def test_a_subject_picked_from_a_loaded_vocabulary(live_server):
+    """The subjects' term field suggests the loaded vocabulary's terms as one types; picking one fills in its
+    identifier, which the saved draft holds."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    expect = sync_api.expect
+    done = subprocess.run([sys.executable, "-m", "repository", "load-subjects", SUBJECTS, "--vocabulary", "MeSH"],
+                          env=live_server["env"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("MeSH: "), done.stderr
+    with browser_session(live_server, DESKTOP) as (_browser, page):
+        sign_up_and_in(page, live_server, f"subjects-{uuid.uuid4().hex[:8]}@example.org", PASSWORD, "/deposit/new")
+        page.keyboard.press("Tab")
+        press(page, "Start a new upload")
+        dep_url = page.url
+        page.locator("summary", has_text="Subjects").click()
+        page.get_by_role("button", name="Add a subject").click()
+        term = page.locator("#subjects-0-term")
+        term.click()
+        term.press_sequentially("Hyper")
+        expect(page.locator('#subjects-list option[value="Hypertension"]')).to_have_count(1)
+        term.press_sequentially("tension")
+        expect(page.locator("#subjects-0-identifier")).to_have_value("https://id.nlm.nih.gov/mesh/D006973")
+        check_page(page, "deposit form with a subject term picked")
+        screenshot(page, "pickers-subject-picked")
+        type_into(page, "title", "Blood pressure")
+        press(page, "Save draft")
+        expect(page.locator(".notice.success")).to_contain_text("Draft saved.")
+        metadata = page.request.get(dep_url.replace("/deposit/", "/api/deposit/depositions/")).json()["metadata"]
+        assert metadata["subjects"] == [{"term": "Hypertension", "identifier": "https://id.nlm.nih.gov/mesh/D006973",
+                                         "scheme": "url"}]
