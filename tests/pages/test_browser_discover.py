@@ -138,7 +138,7 @@ def test_search_facets_and_community_curation_in_a_browser(live_server):
         screenshot(page, "community-curate")
         with page.expect_navigation():
             page.get_by_role("button", name="Accept").click()
-        assert "accepted" in page.get_by_role("status").inner_text()
+        assert "accepted" in page.get_by_role("status").filter(has_text="accepted").inner_text()
 
         page.goto(base + f"/communities/{COMMUNITY}/")
         assert _result_titles(page) == ["Ice core isotopes"]

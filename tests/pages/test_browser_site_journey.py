@@ -170,7 +170,7 @@ def test_the_site_from_deposit_to_curation(live_server, tmp_path):
         screenshot(curator, "journey-curate")
         with curator.expect_navigation():
             curator.get_by_role("button", name="Accept").first.click()
-        assert "accepted" in curator.get_by_role("status").inner_text()
+        assert "accepted" in curator.get_by_role("status").filter(has_text="accepted").inner_text()
         curator.goto(f"{base}/communities/{COMMUNITY}/")
         expect(curator.locator(".result-title a").first).to_have_text(TITLE)
         check_page(curator, "community page")
