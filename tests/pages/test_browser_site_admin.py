@@ -185,3 +185,9 @@ def test_an_administrator_runs_jobs_and_brands_the_site_in_a_browser(live_server
                      "/pages/about"):
             page.goto(base + path)
             check_page(page, f"{path} on a phone")
+
+        # The banner goes: on PostgreSQL the next modules' servers share this database.
+        page.goto(base + "/admin/banners/")
+        page.get_by_role("button", name="Remove banner").first.click()
+        page.goto(base + "/")
+        expect(page.locator(".site-banner")).to_have_count(0)
