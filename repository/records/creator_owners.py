@@ -4,15 +4,12 @@ ORCID iD searched for, through the search engine's `creators.name` and `creators
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from sqlalchemy import Connection, select
-from werkzeug.datastructures import MultiDict
 
-from repository.errors import ApiError
+from repository.records.known_creators import records_matching
 from repository.search.backend import SearchReader
-from repository.search.params import parse_search_args
 from repository.storage.tables.records import records
 
 ORCID = re.compile(r"\d{4}-\d{4}-\d{4}-\d{3}[\dX]")
@@ -25,12 +22,7 @@ def owners_of_creator(conn: Connection, search: SearchReader, text: str) -> list
     if len(words) < 2:
         return []
     field = "creators.orcid" if ORCID.fullmatch(words) else "creators.name"
-    try:
-        req = parse_search_args(MultiDict({"q": f'{field}:"{words}"', "size": str(LIMIT)}))
-    except ApiError:  # a text the query language refuses finds nobody
-        return []
-    hits = search.search(dataclasses.replace(req, facets=())).hits
-    ids = [hit["id"] for hit in hits if isinstance(hit.get("id"), int)]
+    ids = [hit["id"] for hit in records_matching(search, f'{field}:"{words}"', LIMIT) if isinstance(hit.get("id"), int)]
     if not ids:
         return []
     return sorted(set(conn.execute(select(records.c.owner_id).where(records.c.id.in_(ids))).scalars()))

@@ -26,17 +26,22 @@ def public_creators(search: SearchReader, q: str, limit: int) -> list[dict[str, 
     if not words or len("".join(words)) < 2:
         return []
     query = " AND ".join([*words[:-1], words[-1] + "*"])
-    try:
-        req = parse_search_args(MultiDict({"q": f"creators.name:({query})", "size": str(RECORDS_READ)}))
-    except ApiError:  # a text the query language refuses suggests nobody
-        return []
     found: dict[tuple[str, str], dict[str, str]] = {}
-    for hit in search.search(dataclasses.replace(req, facets=())).hits:
+    for hit in records_matching(search, f"creators.name:({query})", RECORDS_READ):
         for person in (hit.get("metadata") or {}).get("creators") or []:
             if _named(person, words):
                 entry = {key: str(person[key]) for key in PERSON_KEYS if person.get(key)}
                 found.setdefault((entry["name"].lower(), entry.get("orcid", "")), entry)
     return list(found.values())[:limit]
+
+
+def records_matching(search: SearchReader, q: str, size: int) -> list[dict[str, Any]]:
+    """The `size` best public records for query `q`, without facets; none when the query language refuses `q`."""
+    try:
+        req = parse_search_args(MultiDict({"q": q, "size": str(size)}))
+    except ApiError:
+        return []
+    return search.search(dataclasses.replace(req, facets=())).hits
 
 
 def _named(person: Any, words: list[str]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, case, delete, func, insert, select, update
+from sqlalchemy import Connection, Row, case, delete, func, insert, select, update
 
 from repository.paging import Page
 from repository.storage import Database
@@ -108,7 +108,7 @@ def by_term(conn: Connection, term: str) -> Row | None:
     wanted = " ".join(term.split()).lower()
     if not wanted:
         return None
-    found = list(conn.execute(select(subjects).where(and_(func.lower(subjects.c.term) == wanted)).limit(2)))
+    found = list(conn.execute(select(subjects).where(func.lower(subjects.c.term) == wanted).limit(2)))
     return found[0] if len(found) == 1 else None
 
 
