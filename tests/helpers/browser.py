@@ -72,6 +72,10 @@ def browser_session(live_server: dict, viewport: dict | None = None) -> Iterator
         try:
             page = browser.new_context(ignore_https_errors=True, viewport=viewport or DESKTOP).new_page()
             page.set_default_timeout(30_000)
+            # Playwright turns on its interception of file choosers when a page gets its first listener, by a
+            # message it does not wait for: a key pressed at once after `expect_file_chooser()` can beat it, and a
+            # chooser that opens unintercepted is never reported. Listening from the start closes that race.
+            page.on("filechooser", lambda _chooser: None)
             yield browser, page
         finally:
             browser.close()
