@@ -26,6 +26,9 @@
     });
     var empty = group.querySelector('[data-empty]');
     if (empty) { empty.hidden = rows.length > 0; }
+    // The button says what the server's page would: "Add a …" with no rows, "Add another …" after one.
+    var add = group.querySelector('[data-add-row]');
+    if (add) { add.textContent = add.getAttribute(rows.length ? 'data-label-more' : 'data-label-first'); }
   }
 
   function nextIndex(group) {

@@ -90,21 +90,24 @@ def test_pickers_with_the_keyboard(live_server, width):
         check_page(page, "deposit form saved with the picks")
 
 
-def test_a_subject_picked_from_a_loaded_vocabulary(live_server):
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_subject_picked_from_a_loaded_vocabulary(live_server, viewport):
     """The subjects' term field suggests the loaded vocabulary's terms as one types; picking one fills in its
-    identifier, which the saved draft holds."""
+    identifier, which the saved draft holds. The group's button then offers another subject, as the server's page
+    would."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     expect = sync_api.expect
     done = subprocess.run([sys.executable, "-m", "repository", "load-subjects", SUBJECTS, "--vocabulary", "MeSH"],
                           env=live_server["env"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stdout.startswith("MeSH: "), done.stderr
-    with browser_session(live_server, DESKTOP) as (_browser, page):
+    with browser_session(live_server, viewport) as (_browser, page):
         sign_up_and_in(page, live_server, f"subjects-{uuid.uuid4().hex[:8]}@example.org", PASSWORD, "/deposit/new")
         page.keyboard.press("Tab")
         press(page, "Start a new upload")
         dep_url = page.url
         page.locator("summary", has_text="Subjects").click()
         page.get_by_role("button", name="Add a subject").click()
+        expect(page.locator("#subjects [data-add-row]")).to_have_text("Add another subject")
         term = page.locator("#subjects-0-term")
         term.click()
         term.press_sequentially("Hyper")
