@@ -154,6 +154,7 @@ def test_personal_data_export_resend_and_account_deletion(app, client, auth):
     assert client.delete(f"/api/admin/users/{root_id}", headers=root).status_code == 403  # not oneself
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_owners_actions_are_in_the_audit_log_with_the_changed_metadata(app, client, auth):
     from helpers.factories import edit, new_version, publish
 
@@ -176,6 +177,7 @@ def test_owners_actions_are_in_the_audit_log_with_the_changed_metadata(app, clie
         assert audit.prune(conn, 30, audit.utcnow() + timedelta(days=31)) == total
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_users_are_found_by_a_name_or_orcid_their_records_carry(app, client):
     _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     _, ada = staff_user(app, "ada@example.org")

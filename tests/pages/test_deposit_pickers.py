@@ -141,6 +141,7 @@ def test_the_people_named_before_are_suggested(owner):
     assert places == f'<option value="Monash University">{MONASH}</option>'
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_a_subject_term_of_a_loaded_vocabulary_gets_its_identifier(owner, settings):
     sample = str(Path(__file__).parent.parent / "data" / "subjects" / "mesh-sample.jsonl")
     assert invoke(COMMANDS["load-subjects"], [sample, "--vocabulary", "MeSH"], settings) == 0

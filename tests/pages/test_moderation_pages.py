@@ -4,6 +4,7 @@ page; the queue blocks an owner; everyone else gets a 403 page and an audit entr
 
 from __future__ import annotations
 
+import pytest
 from helpers.factories import published
 from helpers.http import https_client
 from helpers.mailbox import body, sent_mail
@@ -30,6 +31,7 @@ def _actions(app, **args) -> list[str]:  # type: ignore[no-untyped-def]
         return [e["action"] for e in audit.search(conn, **args)[0]]
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_a_moderator_bans_a_domain_and_approves_the_held_publication(app, client, auth):
     signed_in(client, app, "mod@example.org", PASSWORD)
     _role(app, "mod@example.org", "moderator")

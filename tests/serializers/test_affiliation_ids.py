@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 from helpers.factories import make_deposit, published
 from helpers.xsd import validate
 from lxml import etree
@@ -25,6 +26,7 @@ def _export(client, recid: int, accept: str) -> bytes:  # type: ignore[no-untype
     return answer.get_data()
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_the_ror_id_is_exported_where_the_format_holds_it(client, auth):
     dep = published(client, auth, creators=PEOPLE, upload_type="software",
                     contributors=[{"name": "Moe, Mary", "type": "DataCurator", "affiliation": "Monash University",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from helpers.http import https_client
 from helpers.pages import csrf_from, referer
 from PIL import Image
@@ -36,6 +37,7 @@ def test_the_contrast_is_measured_as_wcag_says():
     assert contrast("#777777", "#ffffff") < 4.5
 
 
+@pytest.mark.slow  # a whole walk through several requests: 0.4 s and more
 def test_an_admin_brands_the_site_and_a_pale_colour_is_refused(app, client, root):
     guest = https_client(app)
     assert "Research Repository" in guest.get("/").get_data(as_text=True)
