@@ -49,3 +49,22 @@ def test_identifiers_split_into_doi_landing_page_and_the_rest() -> None:
                                                 "https://zenodo.org/records/1", "1796-6361"])
     assert (doi, landing, rest) == ("10.5281/zenodo.1", "https://zenodo.org/records/1", ["oai:zenodo.org:1",
                                                                                           "1796-6361"])
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("Journal (On-line/Unpaginated)", ("publication", "article")), ("Journal (Paginated)", ("publication", "article")),
+    ("Book Section", ("publication", "section")), ("Monograph", ("publication", "report")),
+    ("Conference or Workshop Item", ("publication", "conferencepaper")), ("Survey data", ("dataset", None)),
+    ("info:eu-repo/semantics/article", ("publication", "article")), ("PeerReviewed", None),
+    ("Immigration Statistics Finding Aid in Excel Format (.xls)", None), ("Metadata", None),
+])
+def test_type_names_of_eprints_and_kinds_of_data(given: str, expected: tuple[str, str | None] | None) -> None:
+    assert crosswalk.upload_type([given]) == expected
+
+
+def test_eprints_license_ids() -> None:
+    known = {"cc-by-nc-nd": "cc-by-nc-nd", "cc-by": "cc-by"}.get
+    assert crosswalk.license_of("cc_by_nc_nd", known) == "cc-by-nc-nd"
+    assert crosswalk.license_of(" cc_by ", known) == "cc-by"
+    assert crosswalk.license_of("cc_public_domain", known) is None
+    assert crosswalk.license_of("all_rights_reserved", known) is None  # not an EPrints Creative Commons id
