@@ -57,6 +57,8 @@ _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _EPRINTS_LICENSE = re.compile(r"^cc(_[a-z]+)+$")
 # An EPrints abstract page, `https://host/1234/`: where the record is held (its files lie below it).
 _EPRINTS_PAGE = re.compile(r"^https?://[^/\s]+/\d+/?$")
+# The year in brackets of a citation EPrints writes as an identifier: `Chico, RM (2011) Azithromycin plus ...`.
+_CITED_YEAR = re.compile(r"\s\(\d{4}\)\s")
 # A kind of data (DDI's "Survey data", "Census data"), as Dataverse writes it for dc:type.
 _KIND_OF_DATA = re.compile(r"\bdata$", re.IGNORECASE)
 
@@ -254,14 +256,14 @@ def _dc_links(meta: dict[str, Any], idents: list[str], relations: list[str], unm
     """The record's DOI and landing page from its identifiers and relations; the landing page is returned.
 
     EPrints names the item's files as identifiers and its abstract page (above them) as a relation, writes a
-    citation as one more identifier and the published version's DOI as a relation."""
+    citation as one more identifier and the work's DOI as a relation."""
     doi, landing, rest = identifiers(idents)
     if doi:
         meta["doi"] = doi
     for value in rest:
         if value.startswith("oai:"):
             continue
-        unmapped.append(f"citation: {value}" if " " in value else f"identifier: {value}")
+        unmapped.append(f"citation: {value}" if _CITED_YEAR.search(value) else f"identifier: {value}")
     page = next((r for r in relations if _EPRINTS_PAGE.match(r) and (landing is None or landing.startswith(r))),
                 None)
     if page is not None:
@@ -271,8 +273,10 @@ def _dc_links(meta: dict[str, Any], idents: list[str], relations: list[str], unm
     for value in relations:
         if value in (landing, page):
             continue
-        found = normalize_doi(value) if doi is None and value.startswith(("10.", "https://doi.org/")) else None
-        if found:  # the same work under its DOI: never the record's own DOI, which another copy may also name
+        # EPrints' relation DOI is its id_number, the same work's DOI (another repository's relation may be any
+        # related work's); the record's own DOI it never is, since other copies of the work name it too.
+        eprints_doi = page is not None and doi is None and value.startswith(("10.", "https://doi.org/"))
+        if eprints_doi and (found := normalize_doi(value)):
             meta.setdefault("related_identifiers", []).append({"identifier": found, "relation": "isIdenticalTo"})
         else:
             # Dublin Core does not say how a relation relates: the deposit metadata needs a relation type.
