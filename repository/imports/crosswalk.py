@@ -51,6 +51,7 @@ _ACCESS = {"openaccess": "open", "closedaccess": "closed", "embargoedaccess": "c
            "restrictedaccess": "closed", "metadataonlyaccess": "closed"}  # fmt: skip
 _YEAR = re.compile(r"^\d{4}$")
 _CC_URL = re.compile(r"creativecommons\.org/licenses/([a-z-]+)/(\d\.\d)")
+_CC_ZERO = re.compile(r"creativecommons\.org/publicdomain/zero/1\.0")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 # EPrints' license ids (cc_by_nc_nd), the service's with hyphens.
@@ -181,6 +182,8 @@ def license_of(right: str, license_id: Callable[[str], str | None]) -> str | Non
     found = _CC_URL.search(right)
     if found:
         return license_id(f"cc-{found.group(1)}-{found.group(2)}")
+    if _CC_ZERO.search(right):
+        return license_id("cc0")
     value = right.strip()
     return license_id(value.replace("_", "-") if _EPRINTS_LICENSE.match(value) else value)
 
@@ -285,7 +288,12 @@ def _dc_links(meta: dict[str, Any], idents: list[str], relations: list[str], unm
 
 
 def _creator(el: etree._Element, ns: dict[str, str], name_tag: str) -> dict[str, Any]:
-    person: dict[str, Any] = {"name": person_name(el.findtext(f"d:{name_tag}", "", ns).strip())}
+    name_el = el.find(f"d:{name_tag}", ns)
+    name = " ".join((name_el.text or "").split()) if name_el is not None else ""
+    # Only a person's name is turned round: Dataverse leaves an organisation's (`Tromsø Geophysical Observatory`)
+    # without a nameType, Zenodo marks every name Personal.
+    personal = name_el is not None and (name_el.get("nameType") == "Personal" or el.find("d:familyName", ns) is not None)
+    person: dict[str, Any] = {"name": person_name(name) if personal else name}
     for ident in el.iterfind("d:nameIdentifier", ns):
         if (ident.get("nameIdentifierScheme") or "").upper() == "ORCID" and ident.text:
             person["orcid"] = ident.text.strip().rsplit("/", 1)[-1]
@@ -359,9 +367,10 @@ def from_datacite(resource: etree._Element, license_id: Callable[[str], str | No
             unmapped.append(f"relatedIdentifier ({given}): {value}")
     if related:
         meta["related_identifiers"] = related
-    rights = [r.get("rightsIdentifier") or r.get("rightsURI") or (r.text or "").strip()
-              for r in resource.iterfind("d:rightsList/d:rights", ns)]
-    _set_license(meta, [r for r in rights if r], license_id, unmapped)
+    # Each of a right's forms in turn: Dataverse names CC0 by its URI and a text the vocabulary does not know.
+    rights = [value for r in resource.iterfind("d:rightsList/d:rights", ns)
+              for value in (r.get("rightsIdentifier"), r.get("rightsURI"), (r.text or "").strip()) if value]
+    _set_license(meta, list(dict.fromkeys(rights)), license_id, unmapped)
     descriptions = [d for d in resource.iterfind("d:descriptions/d:description", ns) if (d.text or "").strip()]
     abstracts = [d for d in descriptions if d.get("descriptionType") in (None, "Abstract")] or descriptions
     if abstracts:
