@@ -40,13 +40,28 @@ _TYPES: dict[str, tuple[str, str | None]] = {
     "conferenceorworkshopitem": ("publication", "conferencepaper"), "preprint": ("publication", "preprint"),
     "report": ("publication", "report"), "workingpaper": ("publication", "workingpaper"),
     "text": ("publication", "other"), "other": ("other", None),
+    # EPrints' own type names (docs/operators/migration.md#what-is-mapped)
+    "journalonlineunpaginated": ("publication", "article"), "journalpaginated": ("publication", "article"),
+    "conferenceposter": ("poster", None), "monograph": ("publication", "report"),
+    "reportorpaper": ("publication", "report"),
 }  # fmt: skip
+# EPrints writes whether an item was refereed as a second dc:type: a status, not a resource type.
+_REFEREED = ("peerreviewed", "nonpeerreviewed")
 _ACCESS = {"openaccess": "open", "closedaccess": "closed", "embargoedaccess": "closed",
            "restrictedaccess": "closed", "metadataonlyaccess": "closed"}  # fmt: skip
 _YEAR = re.compile(r"^\d{4}$")
 _CC_URL = re.compile(r"creativecommons\.org/licenses/([a-z-]+)/(\d\.\d)")
+_CC_ZERO = re.compile(r"creativecommons\.org/publicdomain/zero/1\.0")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+# EPrints' license ids (cc_by_nc_nd), the service's with hyphens.
+_EPRINTS_LICENSE = re.compile(r"^cc(_[a-z]+)+$")
+# An EPrints abstract page, `https://host/1234/`: where the record is held (its files lie below it).
+_EPRINTS_PAGE = re.compile(r"^https?://[^/\s]+/\d+/?$")
+# The year in brackets of a citation EPrints writes as an identifier: `Chico, RM (2011) Azithromycin plus ...`.
+_CITED_YEAR = re.compile(r"\s\(\d{4}\)\s")
+# A kind of data (DDI's "Survey data", "Census data"), as Dataverse writes it for dc:type.
+_KIND_OF_DATA = re.compile(r"\bdata$", re.IGNORECASE)
 
 
 @dataclass
@@ -85,6 +100,14 @@ def person_name(value: str) -> str:
     return f"{family}, {given}"
 
 
+def _names(values: list[str]) -> list[str]:
+    """A record's names, each once: turned round to `Family, Given` (Zenodo writes `Given Family`), unless the
+    record writes its persons `Family, Given` already (DSpace, EPrints, Dataverse): then a name without a comma is an
+    organisation's (`ICSS Investigators`) and kept as written."""
+    family_first = any("," in value for value in values)
+    return list(dict.fromkeys(" ".join(v.split()) if family_first else person_name(v) for v in values))
+
+
 def iso_date(value: str) -> str | None:
     """`YYYY-MM-DD` from a full date or timestamp, a year-month or a year (their first day); None otherwise."""
     value = value.strip()
@@ -108,10 +131,16 @@ def language(value: str) -> str | None:
 def upload_type(words: Iterable[str]) -> tuple[str, str | None] | None:
     """The first of `words` (types, eu-repo URIs) that names a known resource type."""
     for word in words:
-        key = re.sub(r"[^a-z]", "", word.rsplit("/", 1)[-1].lower())
-        if key in _TYPES:
-            return _TYPES[key]
+        if _type_key(word) in _TYPES:
+            return _TYPES[_type_key(word)]
+        if _KIND_OF_DATA.search(word.strip()):
+            return ("dataset", None)
     return None
+
+
+def _type_key(word: str) -> str:
+    # A URI's last segment (info:eu-repo/semantics/article); a name whole (EPrints' "Journal (On-line/Unpaginated)").
+    return re.sub(r"[^a-z]", "", (word.rsplit("/", 1)[-1] if ":" in word else word).lower())
 
 
 def access_right(value: str) -> str | None:
@@ -148,9 +177,15 @@ def _set_type(meta: dict[str, Any], found: tuple[str, str | None] | None) -> Non
 
 
 def license_of(right: str, license_id: Callable[[str], str | None]) -> str | None:
-    """A known license id from a rights statement: an id, or a Creative Commons deed or legal code URL."""
+    """A known license id from a rights statement: an id (EPrints' `cc_by_nc` too), or a Creative Commons deed or
+    legal code URL."""
     found = _CC_URL.search(right)
-    return license_id(f"cc-{found.group(1)}-{found.group(2)}" if found else right.strip())
+    if found:
+        return license_id(f"cc-{found.group(1)}-{found.group(2)}")
+    if _CC_ZERO.search(right):
+        return license_id("cc0")
+    value = right.strip()
+    return license_id(value.replace("_", "-") if _EPRINTS_LICENSE.match(value) else value)
 
 
 def _set_license(meta: dict[str, Any], rights: Iterable[str], license_id: Callable[[str], str | None],
@@ -174,15 +209,19 @@ def from_dublin_core(element: etree._Element, license_id: Callable[[str], str | 
     ns = {"dc": DC}
     out = Mapped()
     meta, unmapped = out.metadata, out.unmapped
-    titles = _texts(element, "dc:title", ns)
+    titles = [" ".join(t.split()) for t in _texts(element, "dc:title", ns)]  # EPrints breaks long titles
     if titles:
         meta["title"] = titles[0]
         unmapped.extend(f"title: {t}" for t in titles[1:])
-    if creators := _texts(element, "dc:creator", ns):
-        meta["creators"] = [{"name": person_name(c)} for c in dict.fromkeys(creators)]
-    if contributors := _texts(element, "dc:contributor", ns):
-        meta["contributors"] = [{"name": person_name(c), "type": "Other"} for c in dict.fromkeys(contributors)]
-    if descriptions := _texts(element, "dc:description", ns):
+    if creators := _names(_texts(element, "dc:creator", ns)):
+        meta["creators"] = [{"name": c} for c in creators]
+    if contributors := _names(_texts(element, "dc:contributor", ns)):
+        meta["contributors"] = [{"name": c, "type": "Other"} for c in contributors]
+    descriptions = _texts(element, "dc:description", ns)
+    # Dataverse adds the dataset's citation as a description of its own.
+    unmapped.extend(f"citation: {d.removeprefix('Citation:').strip()}" for d in descriptions
+                    if d.startswith("Citation:"))
+    if descriptions := [d for d in descriptions if not d.startswith("Citation:")]:
         # Zenodo escapes its HTML descriptions once more than XML asks: read them as the HTML they are.
         meta["description"] = "\n\n".join(html.unescape(d) if "&lt;" in d else d for d in descriptions)
     if subjects := _texts(element, "dc:subject", ns):
@@ -192,14 +231,7 @@ def from_dublin_core(element: etree._Element, license_id: Callable[[str], str | 
             meta["publication_date"] = iso
         elif iso is None:
             unmapped.append(f"date: {date}")
-    types = _texts(element, "dc:type", ns)
-    _set_type(meta, upload_type(types))
-    if "upload_type" in meta and meta["upload_type"] == "other" and types:
-        unmapped.append(f"type: {', '.join(types)}")
-    doi, landing, rest = identifiers(_texts(element, "dc:identifier", ns))
-    if doi:
-        meta["doi"] = doi
-    unmapped.extend(f"identifier: {value}" for value in rest if not value.startswith("oai:"))
+    _dc_types(meta, _texts(element, "dc:type", ns), unmapped)
     for lang in _texts(element, "dc:language", ns):
         if (code := language(lang)) is not None and "language" not in meta:
             meta["language"] = code
@@ -208,15 +240,60 @@ def from_dublin_core(element: etree._Element, license_id: Callable[[str], str | 
     if publishers := _texts(element, "dc:publisher", ns):
         meta["imprint_publisher"] = publishers[0]
     _set_license(meta, _texts(element, "dc:rights", ns), license_id, unmapped)
-    # Dublin Core does not say how a relation relates: the deposit metadata needs a relation type.
-    unmapped.extend(f"relation: {value}" for value in _texts(element, "dc:relation", ns) if value != landing)
+    landing = _dc_links(meta, _texts(element, "dc:identifier", ns), _texts(element, "dc:relation", ns), unmapped)
     for name in ("format", "coverage", "source"):
         unmapped.extend(f"{name}: {value}" for value in _texts(element, f"dc:{name}", ns))
     return out, landing
 
 
+def _dc_types(meta: dict[str, Any], types: list[str], unmapped: list[str]) -> None:
+    kinds = [t for t in types if _type_key(t) not in _REFEREED]
+    _set_type(meta, upload_type(kinds))
+    if kinds and meta.get("upload_type", "other") == "other":
+        unmapped.append(f"type: {', '.join(kinds)}")
+    unmapped.extend(f"type: {t} (refereed or not: no place in the deposit metadata)" for t in types
+                    if _type_key(t) in _REFEREED)
+
+
+def _dc_links(meta: dict[str, Any], idents: list[str], relations: list[str], unmapped: list[str]) -> str | None:
+    """The record's DOI and landing page from its identifiers and relations; the landing page is returned.
+
+    EPrints names the item's files as identifiers and its abstract page (above them) as a relation, writes a
+    citation as one more identifier and the work's DOI as a relation."""
+    doi, landing, rest = identifiers(idents)
+    if doi:
+        meta["doi"] = doi
+    for value in rest:
+        if value.startswith("oai:"):
+            continue
+        unmapped.append(f"citation: {value}" if _CITED_YEAR.search(value) else f"identifier: {value}")
+    page = next((r for r in relations if _EPRINTS_PAGE.match(r) and (landing is None or landing.startswith(r))),
+                None)
+    if page is not None:
+        if landing is not None:
+            unmapped.append(f"identifier: {landing} (a file of the record at the source)")
+        landing = page
+    for value in relations:
+        if value in (landing, page):
+            continue
+        # EPrints' relation DOI is its id_number, the same work's DOI (another repository's relation may be any
+        # related work's); the record's own DOI it never is, since other copies of the work name it too.
+        eprints_doi = page is not None and doi is None and value.startswith(("10.", "https://doi.org/"))
+        if eprints_doi and (found := normalize_doi(value)):
+            meta.setdefault("related_identifiers", []).append({"identifier": found, "relation": "isIdenticalTo"})
+        else:
+            # Dublin Core does not say how a relation relates: the deposit metadata needs a relation type.
+            unmapped.append(f"relation: {value}")
+    return landing
+
+
 def _creator(el: etree._Element, ns: dict[str, str], name_tag: str) -> dict[str, Any]:
-    person: dict[str, Any] = {"name": person_name(el.findtext(f"d:{name_tag}", "", ns).strip())}
+    name_el = el.find(f"d:{name_tag}", ns)
+    name = " ".join((name_el.text or "").split()) if name_el is not None else ""
+    # Only a person's name is turned round: Dataverse leaves an organisation's (`Tromsø Geophysical Observatory`)
+    # without a nameType, Zenodo marks every name Personal.
+    personal = name_el is not None and (name_el.get("nameType") == "Personal" or el.find("d:familyName", ns) is not None)
+    person: dict[str, Any] = {"name": person_name(name) if personal else name}
     for ident in el.iterfind("d:nameIdentifier", ns):
         if (ident.get("nameIdentifierScheme") or "").upper() == "ORCID" and ident.text:
             person["orcid"] = ident.text.strip().rsplit("/", 1)[-1]
@@ -290,9 +367,10 @@ def from_datacite(resource: etree._Element, license_id: Callable[[str], str | No
             unmapped.append(f"relatedIdentifier ({given}): {value}")
     if related:
         meta["related_identifiers"] = related
-    rights = [r.get("rightsIdentifier") or r.get("rightsURI") or (r.text or "").strip()
-              for r in resource.iterfind("d:rightsList/d:rights", ns)]
-    _set_license(meta, [r for r in rights if r], license_id, unmapped)
+    # Each of a right's forms in turn: Dataverse names CC0 by its URI and a text the vocabulary does not know.
+    rights = [value for r in resource.iterfind("d:rightsList/d:rights", ns)
+              for value in (r.get("rightsIdentifier"), r.get("rightsURI"), (r.text or "").strip()) if value]
+    _set_license(meta, list(dict.fromkeys(rights)), license_id, unmapped)
     descriptions = [d for d in resource.iterfind("d:descriptions/d:description", ns) if (d.text or "").strip()]
     abstracts = [d for d in descriptions if d.get("descriptionType") in (None, "Abstract")] or descriptions
     if abstracts:
