@@ -4,7 +4,7 @@ written in the transaction that publishes its record, so a record is imported an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, insert, select, update
@@ -50,6 +50,15 @@ def note(conn: Connection, source: str, source_id: str, record_id: int, datestam
     """Note in the caller's transaction that `source_id` of `source` became record `record_id`."""
     conn.execute(insert(imported_records).values(source=source, source_id=source_id, record_id=record_id,
                                                  datestamp=datestamp, created=utcnow()))
+
+
+def note_many(conn: Connection, source: str, imported: Sequence[tuple[str, int, str | None]]) -> None:
+    """`note` for a batch: (source id, record id, datestamp) of each, in one statement."""
+    if imported:
+        now = utcnow()
+        conn.execute(insert(imported_records), [
+            {"source": source, "source_id": source_id, "record_id": record_id, "datestamp": datestamp,
+             "created": now} for source_id, record_id, datestamp in imported])
 
 
 def last_harvest(conn: Connection, source: str) -> str | None:
