@@ -23,7 +23,7 @@ from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, V
 from repository.files import buckets, multipart
 from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
-from repository.records import review
+from repository.records import review, screening
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
 from repository.storage.tables.deposits import deposit_form_states, deposit_select, deposits
@@ -130,10 +130,11 @@ def new_publication(ctx: Context, given: Any, taken: Callable[[str], bool]) -> d
 def published_in_bulk(conn: Connection, ctx: Context, owner_id: int, published: Sequence[tuple[int, str, dict]]) -> None:
     """What `publish` does after writing the first version of a new concept, for the records (id, DOI, metadata) a
     batch wrote from `new_publication`'s metadata, in their order: the audit entry, then the moderation rules."""
-    actor = audit.owner(conn, owner_id)
-    for recid, doi, metadata in published:
-        audit.record(conn, actor, "deposit.publish", "record", recid, doi=doi.lower())
-        review.hold(conn, ctx.settings, recid, owner_id, metadata)
+    audit.record_many(conn, audit.owner(conn, owner_id), "deposit.publish", "record",
+                      [(recid, {"doi": doi.lower()}) for recid, doi, _metadata in published])
+    if published and screening.order_free_rules(conn, ctx.settings):  # `new_publication` left out the others
+        for recid, _doi, metadata in published:
+            review.hold(conn, ctx.settings, recid, owner_id, metadata)
 
 
 def _wants_reservation(given: Any) -> bool:

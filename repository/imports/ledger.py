@@ -23,6 +23,10 @@ class ImportReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     unmapped: dict[str, list[str]] = field(default_factory=dict)
     stopped: str | None = None
+    # Seconds spent reading the source, mapping and validating, writing, and committing (with the indexing the
+    # process runs after each commit): where an import's time goes (bench/oai_import_bench.py).
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("harvest", "validate", "write",
+                                                                            "commit"), 0.0))
 
     def lines(self) -> list[str]:
         """The report as the command prints it: one summary line, then one line a problem."""

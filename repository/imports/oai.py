@@ -10,6 +10,7 @@ first answer's date, the `from` of the next incremental harvest."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -93,8 +94,14 @@ def import_oai(db: Database, settings: Settings, owner_id: int, source: Source, 
         if progress is not None:
             progress(len(report.imported) + len(report.skipped) + len(report.failed))
 
+    harvest = pages(fetcher, source.prefix, source.set_spec, from_)
     try:
-        for page in pages(fetcher, source.prefix, source.set_spec, from_):
+        while True:
+            mark = time.perf_counter()
+            page = next(harvest, None)
+            report.phases["harvest"] += time.perf_counter() - mark
+            if page is None:
+                break
             started = started or page.response_date
             report.failed.extend(page.problems)
             waiting.extend(page.records)
@@ -131,6 +138,7 @@ def _import_batch(db: Database, settings: Settings, owner_id: int, source: Sourc
     with db.write() as conn:
         lookups = DatabaseLookups(conn)
         ctx = actions.Context(settings, lookups, metadata_only=True)
+        mark = time.perf_counter()
         mapped_all = [(record, _mapped(record, source, lookups, seen, already, report)) for record in records]
         taken = pids.dois_taken(conn, (str(m.metadata["doi"]) for _r, m in mapped_all
                                        if m is not None and isinstance(m.metadata.get("doi"), str)))
@@ -159,7 +167,12 @@ def _import_batch(db: Database, settings: Settings, owner_id: int, source: Sourc
                 taken.add(str(metadata["doi"]).lower())  # a later record with the same DOI fails, as one by one
             if mapped.unmapped:
                 report.unmapped[record.identifier] = mapped.unmapped
+        report.phases["validate"] += time.perf_counter() - mark  # with what the one-by-one records wrote
+        mark = time.perf_counter()
         to_index += _write(conn, ctx, owner_id, source, pending, report)
+        report.phases["write"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+    report.phases["commit"] += time.perf_counter() - mark  # with the indexing the process runs after each commit
     return to_index
 
 
