@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_table import write  # noqa: E402 - its neighbour, as in bench.py
+from results_table import commit, write  # noqa: E402 - its neighbour, as in bench.py
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"
@@ -28,7 +27,7 @@ def markers(kind: str) -> tuple[str, str]:
 
 def start() -> dict[str, Any]:
     """The run's facts before it measures anything."""
-    return {"started": datetime.now(UTC).isoformat(timespec="seconds"), "commit": _commit(),
+    return {"started": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
             "cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
 
 
@@ -72,17 +71,21 @@ def table(report: dict[str, Any], source: str) -> str:
     return "\n".join(lines)
 
 
-def write_table(path: Path, page: Path = PAGE) -> None:
+def render(path: Path) -> tuple[str, str]:
+    """The kind of the report at `path` and its table."""
     report = json.loads(path.read_text(encoding="utf-8"))
     resolved = path.resolve()
     source = resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else path.name
-    write(page, table(report, source), *markers(report["kind"]))
+    return report["kind"], table(report, source)
 
 
-def _commit() -> str:
-    try:
-        # `-dirty`: the measured code had changes not committed yet
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
+def newest(kind: str, folder: Path = ROOT / "bench" / "results") -> Path | None:
+    """The most recent committed report of `kind` (named <kind>-<UTC time>.json, so names sort by time)."""
+    found = sorted(folder.glob(f"{kind}-*.json"))
+    return found[-1] if found else None
+
+
+def write_table(path: Path, page: Path = PAGE) -> None:
+    kind, text = render(path)
+    write(page, text, *markers(kind))
+

@@ -75,3 +75,20 @@ def test_the_performance_page_shows_the_newest_report():
             pytest.fail(f"docs/performance.md lacks the generated block {start}")
         shown = page.split(start, 1)[1].split(end, 1)[0].strip()
         assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/results_table.py --write"
+
+
+def test_the_performance_page_shows_the_newest_import_reports():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import import_report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    for kind in import_report.TARGETS:
+        start, end = import_report.markers(kind)
+        assert start in page and end in page, f"docs/performance.md lacks the generated block {start}"
+        newest = import_report.newest(kind)
+        assert newest is not None, f"no bench/results/{kind}-*.json: run its benchmark"
+        shown = page.split(start, 1)[1].split(end, 1)[0].strip()
+        assert shown == import_report.render(newest)[1].strip(), (
+            f"docs/performance.md is stale: run the benchmark's --write {newest.relative_to(ROOT)}")
