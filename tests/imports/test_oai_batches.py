@@ -14,8 +14,11 @@ from lxml import etree
 from sqlalchemy import select
 
 from repository.accounts.audit import Actor
+from repository.accounts.tokens import create_user
 from repository.cli import COMMANDS, invoke
 from repository.config import Settings
+from repository.imports.harvest import Fetcher
+from repository.imports.oai import Source, import_oai
 from repository.records import screening
 from repository.storage.tables.audit import audit_log
 from repository.storage.tables.deposits import deposits
@@ -153,3 +156,20 @@ def test_moderation_holds_records_of_a_batch_as_it_holds_a_publish(app, settings
     with db.read() as conn:
         assert list(conn.execute(select(records.c.review).order_by(records.c.id)).scalars()) == ["pending", None, None]
     assert client.get("/api/records/").json["hits"]["total"] == 2
+
+
+def test_batches_smaller_than_a_page_import_the_same_records_in_source_order(app, settings, source) -> None:
+    source.chain("zenodo_oai_dc_page1.xml", "zenodo_oai_dc_page2.xml", "zenodo_oai_dc_page3.xml")
+    services = app.extensions["repository"]
+    with services.db.write() as conn:
+        owner = create_user(conn, "harvest@example.org")
+    done: list[int] = []
+    report = import_oai(services.db, settings, owner, Source(source.url, "oai_dc"), Fetcher(source.url, backoff=0),
+                        progress=done.append, batch=2)
+    assert (len(report.imported), len(report.skipped), len(report.failed)) == (8, 1, 0)
+    assert done == sorted(done) and done[-1] == 9  # after each batch
+    ids = [recid for _source_id, recid in report.imported]
+    assert ids == sorted(ids)
+    with services.db.read() as conn:
+        noted = dict(conn.execute(select(imported_records.c.source_id, imported_records.c.record_id)).all())
+    assert noted == dict(report.imported)
