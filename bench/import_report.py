@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_table import commit, write  # noqa: E402 - its neighbour, as in bench.py
+from results_table import commit, write  # its neighbour: the benches put bench/ on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"

@@ -1,10 +1,11 @@
 """`repository-admin import oai`: a harvest of an OAI-PMH repository made into metadata-only records
 (docs/operators/migration.md#importing-from-oai-pmh).
 
-Each page is one transaction: its new records are created and published through the deposit state machine and
-noted in the ledger together, so what a crash interrupts is either all there or not at all. Records already in the
-ledger, deleted at the source, or repeated within the harvest are skipped; a record whose metadata fail is reported
-with its source identifier and the reason, and the others go on. The DOIs of the source stay the records' DOIs:
+Records are taken in batches of `BATCH` (across pages), each one transaction: its new records are checked by the
+rules a publish applies, written together and noted in the ledger in it (docs/operators/migration.md#bulk-writes),
+so what a crash interrupts is either all there or not at all. Records already in the ledger, deleted at the source,
+or repeated within the harvest are skipped; a record whose metadata fail is reported with its source identifier and
+the reason, and the others go on. The DOIs of the source stay the records' DOIs:
 they are external DOIs, never registered under this service's prefix. A harvest that ran to the end remembers its
 first answer's date, the `from` of the next incremental harvest."""
 
