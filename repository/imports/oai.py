@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lxml import etree
 from sqlalchemy import Connection
@@ -119,13 +119,6 @@ def import_oai(db: Database, settings: Settings, owner_id: int, source: Source, 
     return report
 
 
-@dataclass
-class _Batch:
-    """The records of a batch ready to be written together: (source record, metadata as published)."""
-
-    ready: list[tuple[Harvested, dict]] = field(default_factory=list)
-
-
 def _import_batch(db: Database, settings: Settings, owner_id: int, source: Source, records: list[Harvested],
                   seen: set[str], report: ledger.ImportReport) -> list[int]:
     """Import `records` in one transaction (docs/operators/migration.md#bulk-writes): each validated by the rules a
@@ -143,7 +136,7 @@ def _import_batch(db: Database, settings: Settings, owner_id: int, source: Sourc
         mapped_all = [(record, _mapped(record, source, lookups, seen, already, report)) for record in records]
         taken = pids.dois_taken(conn, (str(m.metadata["doi"]) for _r, m in mapped_all
                                        if m is not None and isinstance(m.metadata.get("doi"), str)))
-        pending = _Batch()
+        pending: list[tuple[Harvested, dict]] = []  # ready to be written together: (record, metadata as published)
         for record, mapped in mapped_all:
             if mapped is None:
                 continue
@@ -151,7 +144,7 @@ def _import_batch(db: Database, settings: Settings, owner_id: int, source: Sourc
                 metadata = actions.new_publication(ctx, mapped.metadata, lambda doi: doi.lower() in taken)
             except actions.OneByOne:
                 to_index += _write(conn, ctx, owner_id, source, pending, report)  # the ids stay in source order
-                pending = _Batch()
+                pending = []
                 try:
                     dep_id, ids = publish_new(conn, ctx, owner_id, mapped.metadata)
                 except (ApiError, ValueError) as exc:
@@ -164,7 +157,7 @@ def _import_batch(db: Database, settings: Settings, owner_id: int, source: Sourc
                 report.failed.append((record.identifier, reason(exc)))
                 continue
             else:
-                pending.ready.append((record, metadata))
+                pending.append((record, metadata))
                 taken.add(str(metadata["doi"]).lower())  # a later record with the same DOI fails, as one by one
             if mapped.unmapped:
                 report.unmapped[record.identifier] = mapped.unmapped
@@ -197,18 +190,18 @@ def _mapped(record: Harvested, source: Source, lookups: DatabaseLookups, seen: s
         return None
 
 
-def _write(conn: Connection, ctx: actions.Context, owner_id: int, source: Source, batch: _Batch,
+def _write(conn: Connection, ctx: actions.Context, owner_id: int, source: Source, batch: list[tuple[Harvested, dict]],
            report: ledger.ImportReport) -> list[int]:
     """Write the records of `batch` as `publish` would have, with their ledger rows; their ids."""
-    if not batch.ready:
+    if not batch:
         return []
     now = utcnow()
-    ids = write_new_concepts(conn, owner_id, [
+    ids = [recid for recid, _concept in write_new_concepts(conn, owner_id, [
         ImportedRecord(metadata=metadata, doi=str(metadata["doi"]).lower(), conceptdoi=None, created=now, updated=now)
-        for _record, metadata in batch.ready])
-    actions.published_in_bulk(conn, ctx, owner_id, [(recid, str(metadata["doi"]), metadata) for (_r, metadata), (
-        recid, _concept) in zip(batch.ready, ids, strict=True)])
+        for _record, metadata in batch])]
+    actions.published_in_bulk(conn, ctx, owner_id, [(recid, str(metadata["doi"]), metadata)
+                                                    for (_record, metadata), recid in zip(batch, ids, strict=True)])
     ledger.note_many(conn, source.key, [(record.identifier, recid, record.datestamp)
-                                        for (record, _m), (recid, _concept) in zip(batch.ready, ids, strict=True)])
-    report.imported += [(record.identifier, recid) for (record, _m), (recid, _c) in zip(batch.ready, ids, strict=True)]
-    return [recid for recid, _concept in ids]
+                                        for (record, _metadata), recid in zip(batch, ids, strict=True)])
+    report.imported += [(record.identifier, recid) for (record, _metadata), recid in zip(batch, ids, strict=True)]
+    return ids
