@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,12 +62,17 @@ def test_every_section_a_comment_cites_exists():
     assert not broken, "comments citing a docs section that does not exist:\n" + "\n".join(broken)
 
 
-def test_the_performance_page_shows_the_newest_report():
+def _bench_module(name: str) -> Any:
+    """A module of bench/ (they import their neighbours by name)."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import results_table
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "bench"))
+
+
+def test_the_performance_page_shows_the_newest_report():
+    results_table = _bench_module("results_table")
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
     for start, end, rendered in (
             (results_table.START, results_table.END, results_table.render(results_table.newest_report())),
@@ -78,11 +85,7 @@ def test_the_performance_page_shows_the_newest_report():
 
 
 def test_the_performance_page_shows_the_newest_import_reports():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import import_report
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    import_report = _bench_module("import_report")
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
     for kind in import_report.TARGETS:
         start, end = import_report.markers(kind)
