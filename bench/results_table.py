@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -152,6 +153,15 @@ def render(path: Path) -> str:
 
 def render_engines(path: Path) -> str:
     return engines_table(json.loads(path.read_text(encoding="utf-8")), _source(path))
+
+
+def commit() -> str:
+    """The measured code's commit, `-dirty` when it had changes not committed yet; "" outside a checkout."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
 
 
 def write(page: Path, text: str, start: str = START, end: str = END) -> None:

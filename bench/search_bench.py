@@ -24,7 +24,6 @@ import argparse
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from facet_bench import best_of  # noqa: E402 - its neighbours, as in bench.py
 from generate_corpus import COMMON_TERM, PHRASE  # noqa: E402
-from results_table import write  # noqa: E402
+from results_table import commit, write  # noqa: E402
 from werkzeug.datastructures import MultiDict  # noqa: E402
 
 from repository.search.documents import SORT_ORDERS  # noqa: E402
@@ -80,15 +79,6 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
         compare(f"facet {facet}", request({"q": COMMON_TERM}, ()), request({"q": COMMON_TERM}, (facet,)),
                 None, "with this facet / without")
     return {"rows": rows}
-
-
-def commit() -> str:
-    try:
-        # `-dirty`: the measured code had changes not committed yet
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
 
 
 def table(report: dict[str, Any], source: str) -> str:

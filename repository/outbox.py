@@ -1,5 +1,5 @@
-"""The outbox: every change to a published record leaves a row in the same transaction (`enqueue`, the only way to
-add one); right after the commit the process's indexer applies it (`repository.worker.indexer`), and what fails
+"""The outbox: every change to a published record leaves a row in the same transaction (`enqueue`, or `enqueue_many`
+for a batch: the only ways to add one); right after the commit the process's indexer applies it (`repository.worker.indexer`), and what fails
 is retried later by the background worker. Applying a row reads the current database state, so applying it
 twice, or late, is harmless: no update is ever lost, not even by a crash between the commit and the apply."""
 
@@ -33,6 +33,14 @@ def enqueue(conn: Connection, kind: str, recid: int) -> None:
     right after, in the background."""
     conn.execute(insert(outbox).values(kind=kind, recid=recid, created=utcnow(), attempts=0))
     after_commit(conn, APPLY if kind in INDEX_KINDS else REGISTER)
+
+
+def enqueue_many(conn: Connection, kind: str, recids: Sequence[int]) -> None:
+    """`enqueue` for many records in one statement (a bulk import's batch: applied together after its commit)."""
+    if recids:
+        now = utcnow()
+        conn.execute(insert(outbox), [{"kind": kind, "recid": recid, "created": now, "attempts": 0} for recid in recids])
+        after_commit(conn, APPLY if kind in INDEX_KINDS else REGISTER)
 
 
 def due(conn: Connection, limit: int, grace: float, now: dt.datetime | None = None, kinds: Sequence[str] = (),

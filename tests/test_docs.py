@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,12 +62,17 @@ def test_every_section_a_comment_cites_exists():
     assert not broken, "comments citing a docs section that does not exist:\n" + "\n".join(broken)
 
 
-def test_the_performance_page_shows_the_newest_report():
+def _bench_module(name: str) -> Any:
+    """A module of bench/ (they import their neighbours by name)."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import results_table
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "bench"))
+
+
+def test_the_performance_page_shows_the_newest_report():
+    results_table = _bench_module("results_table")
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
     for start, end, rendered in (
             (results_table.START, results_table.END, results_table.render(results_table.newest_report())),
@@ -75,3 +82,16 @@ def test_the_performance_page_shows_the_newest_report():
             pytest.fail(f"docs/performance.md lacks the generated block {start}")
         shown = page.split(start, 1)[1].split(end, 1)[0].strip()
         assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/results_table.py --write"
+
+
+def test_the_performance_page_shows_the_newest_import_reports():
+    import_report = _bench_module("import_report")
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    for kind in import_report.TARGETS:
+        start, end = import_report.markers(kind)
+        assert start in page and end in page, f"docs/performance.md lacks the generated block {start}"
+        newest = import_report.newest(kind)
+        assert newest is not None, f"no bench/results/{kind}-*.json: run its benchmark"
+        shown = page.split(start, 1)[1].split(end, 1)[0].strip()
+        assert shown == import_report.render(newest)[1].strip(), (
+            f"docs/performance.md is stale: run the benchmark's --write {newest.relative_to(ROOT)}")

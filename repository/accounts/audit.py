@@ -5,6 +5,7 @@ transaction, so an entry exists exactly when its change was committed; nothing h
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -46,6 +47,16 @@ def record(conn: Connection, actor: Actor, action: str, target_kind: str = "", t
         created=utcnow(), actor_id=actor.user_id, actor_email=actor.email[:255], action=action,
         target_kind=target_kind, target_id=str(target_id)[:64], address=actor.address[:64],
         detail=json.dumps(detail, default=str, sort_keys=True)))
+
+
+def record_many(conn: Connection, actor: Actor, action: str, target_kind: str,
+                entries: Sequence[tuple[Any, dict[str, Any]]]) -> None:
+    """`record` for many targets of the same action, (target id, detail) each, in one statement (a batch)."""
+    now = utcnow()
+    conn.execute(insert(audit_log), [
+        {"created": now, "actor_id": actor.user_id, "actor_email": actor.email[:255], "action": action,
+         "target_kind": target_kind, "target_id": str(target_id)[:64], "address": actor.address[:64],
+         "detail": json.dumps(detail, default=str, sort_keys=True)} for target_id, detail in entries])
 
 
 def owner(conn: Connection, user_id: int) -> Actor:

@@ -7,6 +7,7 @@ simultaneous publishes or newversions give one result.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from repository.errors import BadRequest, Conflict, Forbidden, Gone, NotFound, V
 from repository.files import buckets, multipart
 from repository.files.store import FileStore
 from repository.metadata import DoiPolicy, MetadataLookups, validate_draft, validate_for_publish
-from repository.records import review
+from repository.records import review, screening
 from repository.records.access import access_columns
 from repository.records.build import get_record_row, touch_versions
 from repository.storage.tables.deposits import deposit_form_states, deposit_select, deposits
@@ -80,8 +81,60 @@ def _apply_doi(conn: Connection, ctx: Context, dep: dict, metadata: dict, given:
         metadata.pop("doi", None)
         return {"doi": own, "doi_external": False}
     if pids.doi_taken(conn, doi, dep["id"]):
-        raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+        raise _doi_exists()
     return {"doi": doi.lower(), "doi_external": True}
+
+
+class OneByOne(Exception):
+    """A new record only `create` and `publish` themselves can make (see `new_publication`)."""
+
+
+def _doi_exists() -> ValidationError:
+    return ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+
+
+def new_publication(ctx: Context, given: Any, taken: Callable[[str], bool]) -> dict:
+    """The metadata `create` then `publish` would publish for a new metadata-only draft made of `given` whose DOI is
+    external (`taken`: whether a DOI is used already), checked by the same rules in the same order, writing nothing
+    (a bulk import's batch, docs/operators/migration.md#bulk-writes). ValidationError as they would raise it;
+    OneByOne for what only they can decide: a DOI under this service's prefix or none, files, communities, and
+    moderation rules that depend on the order of publications."""
+    if ctx.settings.MODERATE_FIRST_DEPOSITS or ctx.settings.MODERATION_BURST_RECORDS:
+        raise OneByOne("moderation rules that depend on the order of publications")
+    if _wants_reservation(given):
+        raise OneByOne("a DOI to reserve")
+    dep = {"id": 0, "status": "draft", "doi_external": False, "doi": None}
+    draft = validate_draft(given, ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    doi = draft.get("doi")
+    if doi is None or doi.lower().startswith(f"{ctx.settings.doi_prefix}/".lower()):
+        raise OneByOne("a DOI of this service's, or none")
+    if taken(doi):
+        raise _doi_exists()
+    dep["version_draft"] = False
+    errors: list[dict] = []
+    try:
+        metadata = validate_for_publish(draft, ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    except ValidationError as exc:
+        errors.extend(exc.errors)
+        metadata = {}
+    if files_enabled(metadata or draft or {}):
+        raise OneByOne("a record with files")
+    errors.extend(_metadata_only_errors(ctx, []))
+    if errors:
+        raise ValidationError(errors=errors)
+    if metadata.get("communities"):
+        raise OneByOne("a record that asks communities")
+    return metadata
+
+
+def published_in_bulk(conn: Connection, ctx: Context, owner_id: int, published: Sequence[tuple[int, str, dict]]) -> None:
+    """What `publish` does after writing the first version of a new concept, for the records (id, DOI, metadata) a
+    batch wrote from `new_publication`'s metadata, in their order: the audit entry, then the moderation rules."""
+    audit.record_many(conn, audit.owner(conn, owner_id), "deposit.publish", "record",
+                      [(recid, {"doi": doi.lower()}) for recid, doi, _metadata in published])
+    if published and screening.order_free_rules(conn, ctx.settings):  # `new_publication` left out the others
+        for recid, _doi, metadata in published:
+            review.hold(conn, ctx.settings, recid, owner_id, metadata)
 
 
 def _wants_reservation(given: Any) -> bool:
@@ -246,7 +299,7 @@ def publish(conn: Connection, ctx: Context, dep_id: int, owner_id: int) -> list[
     if dep["status"] == "draft":
         doi = dep["doi"] if dep["doi_external"] else pids.own_doi(ctx.settings, dep)
         if pids.doi_taken(conn, doi, recid):
-            raise ValidationError(errors=[field_error("metadata.doi", "DOI already exists in this repository.")])
+            raise _doi_exists()
         record_bucket = buckets.snapshot(conn, dep["bucket_id"], locked=True, listed=objs)
         conn.execute(
             insert(records).values(

@@ -61,26 +61,61 @@ def write_published(conn: Connection, owner_id: int, record: ImportedRecord, con
     None, the next free one), owned by `owner_id`, indexed after the commit; returns (record id, concept id)."""
     if new_concept:
         concept = _new_id(conn, "concept", record.created, concept)
-        conn.execute(insert(concepts).values(id=concept, owner_id=owner_id, created=record.created, lock_version=0,
-                                             conceptdoi=record.conceptdoi))
+        conn.execute(insert(concepts).values(_concept_row(concept, owner_id, record)))
     assert concept is not None
     recid = _new_id(conn, "record", record.created, record.recid)
-    deposit_bucket, record_bucket = str(uuid.uuid4()), str(uuid.uuid4())
-    _write_buckets(conn, (deposit_bucket, record_bucket), record.files, record.created)
-    metadata, doi = record.metadata, record.doi
-    conn.execute(insert(deposits).values(
-        id=recid, conceptrecid=concept, owner_id=owner_id, status="published", editing=False, metadata=None, doi=doi,
-        doi_external=True, prereserved=False, bucket_id=deposit_bucket, created=record.created,
-        modified=record.updated))
-    conn.execute(insert(records).values(
-        id=recid, conceptrecid=concept, owner_id=owner_id, metadata=metadata, **type_columns(metadata),
-        doi=doi.lower(), doi_external=True, bucket_id=record_bucket, revision=record.revision, integrated=True,
-        **access_columns(metadata), created=record.created, updated=record.updated, deleted=None, views=0,
-        downloads=0, volume=0))
-    if metadata.get("communities"):
-        sync_on_publish(conn, concept, recid, owner_id, metadata)
+    deposit_row, record_row = _rows(owner_id, record, concept, recid)
+    _write_buckets(conn, (deposit_row["bucket_id"], record_row["bucket_id"]), record.files, record.created)
+    conn.execute(insert(deposits).values(deposit_row))
+    conn.execute(insert(records).values(record_row))
+    if record.metadata.get("communities"):
+        sync_on_publish(conn, concept, recid, owner_id, record.metadata)
     outbox.enqueue(conn, "index", recid)
     return recid, concept
+
+
+def write_new_concepts(conn: Connection, owner_id: int, batch: Sequence[ImportedRecord]) -> list[tuple[int, int]]:
+    """Write each of `batch` as the first version of a new concept, as `write_published` does one by one (the
+    concept's id, then the record's, taken in order from the shared sequence), in a few statements for the whole
+    batch: a bulk import's path (docs/operators/migration.md#bulk-writes). The records have no files and list no
+    communities; returns (record id, concept id) of each, in order."""
+    if not batch:
+        return []
+    if any(r.files or r.recid is not None or r.metadata.get("communities") for r in batch):
+        raise ValueError("write_new_concepts takes records without files, kept ids or communities")
+    taken = conn.execute(insert(recids).returning(recids.c.id, sort_by_parameter_order=True), [
+        {"kind": kind, "created": r.created} for r in batch for kind in ("concept", "record")]).scalars().all()
+    ids = [(int(taken[2 * n + 1]), int(taken[2 * n])) for n in range(len(batch))]
+    rows = [_rows(owner_id, r, concept, recid) for r, (recid, concept) in zip(batch, ids, strict=True)]
+    conn.execute(insert(concepts), [_concept_row(concept, owner_id, r)
+                                    for r, (_recid, concept) in zip(batch, ids, strict=True)])
+    conn.execute(insert(bucket_rows), [{"id": row["bucket_id"], "locked": True, "created": r.created,
+                                        "updated": r.created} for r, pair in zip(batch, rows, strict=True)
+                                       for row in pair])
+    conn.execute(insert(deposits), [deposit_row for deposit_row, _record_row in rows])
+    conn.execute(insert(records), [record_row for _deposit_row, record_row in rows])
+    outbox.enqueue_many(conn, "index", [recid for recid, _concept in ids])
+    return ids
+
+
+def _concept_row(concept: int, owner_id: int, record: ImportedRecord) -> dict[str, Any]:
+    return {"id": concept, "owner_id": owner_id, "created": record.created, "lock_version": 0,
+            "conceptdoi": record.conceptdoi}
+
+
+def _rows(owner_id: int, record: ImportedRecord, concept: int, recid: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The deposit row and the record row of `record`, each with a new bucket id."""
+    metadata, doi = record.metadata, record.doi
+    deposit_row = {
+        "id": recid, "conceptrecid": concept, "owner_id": owner_id, "status": "published", "editing": False,
+        "metadata": None, "doi": doi, "doi_external": True, "prereserved": False, "bucket_id": str(uuid.uuid4()),
+        "created": record.created, "modified": record.updated}
+    record_row = {
+        "id": recid, "conceptrecid": concept, "owner_id": owner_id, "metadata": metadata, **type_columns(metadata),
+        "doi": doi.lower(), "doi_external": True, "bucket_id": str(uuid.uuid4()), "revision": record.revision,
+        "integrated": True, **access_columns(metadata), "created": record.created, "updated": record.updated,
+        "deleted": None, "views": 0, "downloads": 0, "volume": 0}
+    return deposit_row, record_row
 
 
 def _write_buckets(conn: Connection, ids: Sequence[str], files: Sequence[tuple[str, StoredFile]],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import Connection, insert, select
 
 from repository.config import Settings
@@ -37,3 +39,15 @@ def doi_taken(conn: Connection, doi: str, recid: int) -> bool:
         return True
     query = select(deposits.c.id).where(deposits.c.doi == doi, deposits.c.id != recid, deposits.c.doi_external)
     return conn.execute(query).first() is not None
+
+
+def dois_taken(conn: Connection, dois: Iterable[str]) -> set[str]:
+    """Those of `dois` (lower-cased) that `doi_taken` finds used for a new record, in a few queries for a batch."""
+    wanted = sorted({doi.lower() for doi in dois})
+    taken: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        taken.update(conn.execute(select(records.c.doi).where(records.c.doi.in_(part))).scalars())
+        taken.update(doi.lower() for doi in conn.execute(select(deposits.c.doi).where(
+            deposits.c.doi.in_(part), deposits.c.doi_external)).scalars())
+    return taken

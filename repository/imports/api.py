@@ -12,6 +12,7 @@ before it), each reported with the source id and the reason; the other concepts 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,7 +36,7 @@ from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
 
 PAGE = 100  # records per page of the source's search and version listings
-BATCH = 50  # versions written in one transaction (each in its own savepoint)
+BATCH = 500  # versions written in one transaction (each in its own savepoint), indexed together after its commit
 # What a version can fail with while it is read, checked and written: reported, never raised.
 FAILURES = (SourceError, ApiError, requests.RequestException, urllib3.exceptions.HTTPError, OSError, KeyError,
             TypeError, ValueError, AttributeError)
@@ -53,6 +54,9 @@ class ImportReport:
     files: int = 0
     bytes: int = 0
     listing_error: str | None = None
+    # Seconds the writing thread waited for the source (listings, downloads), wrote, and committed (with the
+    # indexing the process runs after each commit): where an import's time goes (bench/import_bench.py).
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("wait", "write", "commit"), 0.0))
 
 
 @dataclass
@@ -97,7 +101,9 @@ class ApiImport:
 
         def take_one() -> None:
             nonlocal ready
+            mark = time.perf_counter()
             ready.append(pending.popleft().result())
+            self.report.phases["wait"] += time.perf_counter() - mark
             if sum(len(c.versions) for c in ready) >= BATCH or not pending:
                 self._write(ready)
                 ready = []
@@ -236,6 +242,7 @@ class ApiImport:
         update for the batch, as a bulk load)."""
         written: list[tuple[_Concept, _Version, int, int]] = []
         failed: list[tuple[str, str]] = []
+        mark = time.perf_counter()
         with self.db.write() as conn:
             for concept in batch:
                 if concept.error is not None:
@@ -264,6 +271,9 @@ class ApiImport:
                         failed.append((version.source_id, version.error))
                         ledger.mark(conn, self.key, RECORD, version.source_id, None, version.error)
             self.store.sync()  # the files were written without an fsync each: on disk before the rows name them
+            self.report.phases["write"] += time.perf_counter() - mark
+            mark = time.perf_counter()
+        self.report.phases["commit"] += time.perf_counter() - mark
         for concept, version, recid, local in written:
             self.done[(RECORD, version.source_id)] = recid
             self.done[(CONCEPT, concept.source_id)] = local

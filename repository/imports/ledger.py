@@ -4,7 +4,7 @@ written in the transaction that publishes its record, so a record is imported an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, insert, select, update
@@ -23,6 +23,10 @@ class ImportReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     unmapped: dict[str, list[str]] = field(default_factory=dict)
     stopped: str | None = None
+    # Seconds spent reading the source, mapping and validating, writing, and committing (with the indexing the
+    # process runs after each commit): where an import's time goes (bench/oai_import_bench.py).
+    phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("harvest", "validate", "write",
+                                                                            "commit"), 0.0))
 
     def lines(self) -> list[str]:
         """The report as the command prints it: one summary line, then one line a problem."""
@@ -50,6 +54,15 @@ def note(conn: Connection, source: str, source_id: str, record_id: int, datestam
     """Note in the caller's transaction that `source_id` of `source` became record `record_id`."""
     conn.execute(insert(imported_records).values(source=source, source_id=source_id, record_id=record_id,
                                                  datestamp=datestamp, created=utcnow()))
+
+
+def note_many(conn: Connection, source: str, imported: Sequence[tuple[str, int, str | None]]) -> None:
+    """`note` for a batch: (source id, record id, datestamp) of each, in one statement."""
+    if imported:
+        now = utcnow()
+        conn.execute(insert(imported_records), [
+            {"source": source, "source_id": source_id, "record_id": record_id, "datestamp": datestamp,
+             "created": now} for source_id, record_id, datestamp in imported])
 
 
 def last_harvest(conn: Connection, source: str) -> str | None:

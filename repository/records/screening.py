@@ -50,6 +50,13 @@ def banned(conn: Connection) -> list[dict]:
     return [dict(row) for row in conn.execute(select(banned_domains).order_by(banned_domains.c.domain)).mappings()]
 
 
+def order_free_rules(conn: Connection, settings: Settings) -> bool:
+    """Whether any rule that looks at a record alone (banned domains, the links' share) can hold one: a batch of
+    publications skips them when none can (docs/operators/migration.md#bulk-writes)."""
+    return bool(settings.MODERATION_LINKS_PERCENT) or conn.execute(select(banned_domains.c.domain).limit(1)).first() \
+        is not None
+
+
 def _banned_hit(conn: Connection, hosts: set[str]) -> list[str]:
     if not hosts:
         return []
