@@ -44,13 +44,18 @@ from repository.storage.tables.multipart import multipart_parts, multipart_uploa
 from repository.timeutil import utcnow
 
 S3_MIN_PART = 5 * 1024 * 1024  # S3's least part size, but for the last part
+S3_MAX_PART = 5 * 1024**3  # S3's largest part
 SPOOL_MEMORY = 8 * 1024 * 1024  # a part up to this size waits in memory for its last byte; a larger one on disk
 
 log = logging.getLogger("repository.files.objectparts")
 
 
 def begin(store: S3Store, size: int, part_size: int) -> tuple[str, str | None]:
-    """(the file id the upload becomes, the S3 upload id; None when its parts are staged)."""
+    """(the file id the upload becomes, the S3 upload id; None when its parts are staged); 400 for parts larger
+    than S3 takes."""
+    if min(part_size, size) > S3_MAX_PART:
+        raise BadRequest(f"`partSize` is at most {S3_MAX_PART} bytes (5 GiB) with this server's file store.",
+                         errors=[{"field": "partSize", "message": "Too large."}])
     file_id = str(uuid.uuid4())
     if part_size < S3_MIN_PART and part_size < size:
         return file_id, None

@@ -135,6 +135,13 @@ def test_a_part_the_store_holds_otherwise_is_never_recorded_with_other_digests(a
     assert stored == DATA
 
 
+def test_parts_larger_than_s3_takes_are_refused_at_initiate(client, auth, bucket, settings):
+    size = 6 * 1024**3
+    answer = client.post(f"{bucket}/f.bin?uploads&size={size}&partSize={size}", headers=auth)
+    assert answer.status_code == 400 and answer.json["errors"] == [{"field": "partSize", "message": "Too large."}]
+    assert client.get(f"{bucket}?uploads", headers=auth).json["uploads"] == [] and s3_uploads(settings) == []
+
+
 @pytest.mark.parametrize(("part", "data"), SHAPES)
 def test_abort_aborts_the_s3_upload_and_removes_staged_parts(client, auth, bucket, settings, part, data):
     uid = begin(client, auth, bucket, data, part)
