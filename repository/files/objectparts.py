@@ -9,11 +9,12 @@ AbortMultipartUpload at abort and expiry. S3 refuses parts under 5 MiB but the l
 objects of their own (`.multipart/<upload id>/<n>`) and complete copies them, in order, into the file's object.
 
 A part arrives whole and verified (its size, any Content-MD5/Content-Digest) before any byte of it reaches the
-store: it is spooled, in memory up to SPOOL_MEMORY and in a temporary file under FILES_ROOT beyond, then sent. A
-part already recorded is withdrawn first (never listed while its bytes change), and its ETag recorded with it. Two
-sends of the same part on two nodes cannot be ordered by a lock file: whichever the store kept, complete checks
-every part's ETag against the store's (ListParts, or If-Match on a staged object) and sends back to the client
-any part that differs, so the digests recorded are always those of the bytes stored.
+store: it is spooled, in memory up to SPOOL_MEMORY and in a temporary file under FILES_ROOT beyond, then sent, and
+recorded with its ETag. A request cut short leaves a part sent before as it was. The store replaces a part sent
+again whole and at once, and sends of one part on two nodes cannot be ordered by a lock file: complete gives the
+store the ETags recorded and checks them against the store's (ListParts, or If-Match on a staged object), asking
+the client again for any part the store no longer holds, so the digests recorded are always those of the bytes
+stored.
 
 The hash frontier (repository.files.resumable) is the upload row's `hash_state`: a part that starts where it stands
 is hashed (MD5, SHA-256) as it arrives, and the frontier moves past it in the transaction that records the part if
@@ -101,18 +102,15 @@ def put_part(db: Database, store: S3Store, bucket_id: str, key: str, row: dict, 
             raise BadRequest(f"Part {number} is incomplete: {received} of {size} bytes arrived. It is not stored; "
                              "send it again.")
         digests.verify(expected, {}, reader)
-        with db.read() as conn:
-            recorded = conn.execute(select(multipart_parts.c.part_number).where(
-                multipart_parts.c.upload_id == upload_id, multipart_parts.c.part_number == number)).first()
-        if recorded is not None:  # its new bytes are all here and verified: the old part goes only now
-            _withdraw(db, bucket_id, key, upload_id, who, [number])
         spool.seek(0)
-        try:
+        try:  # the store replaces a part sent before at once, whole (the ETags recorded tell complete which)
             if row["store_upload_id"]:
                 etag = store.upload_part(file_uri(row["file_id"]), row["store_upload_id"], number + 1, spool, size)
             else:
                 etag = store.put_staged(staged_key(upload_id, number), spool, size)
-        except FileNotFoundError:  # aborted, or its S3 upload assembled by a complete meanwhile
+        except FileNotFoundError:  # aborted (404), or its S3 upload assembled by a complete whose recording failed
+            with db.read() as conn:
+                load(conn, bucket_id, key, upload_id, who)
             raise _gone() from None
     try:
         with db.write() as conn:
@@ -143,19 +141,16 @@ def put_part(db: Database, store: S3Store, bucket_id: str, key: str, row: dict, 
 
 
 def _gone() -> Conflict:
-    return Conflict("The multipart upload takes no more parts: it was aborted, or its parts were assembled by a "
-                    "complete (complete it again, or abort it).")
+    return Conflict("The multipart upload takes no more parts: its parts were assembled by a complete that could "
+                    "not record the file. Complete it again, or abort it.")
 
 
-def _withdraw(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity, numbers: list[int],
-              completing: bool = False) -> None:
-    """Unlist parts `numbers` (to be sent again); a frontier past the first of them starts again from zero. Only
-    while the upload takes parts, or by the complete that found them changed (`completing`)."""
+def _withdraw(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity, numbers: list[int]) -> None:
+    """Unlist parts `numbers` (to be sent again), by the complete that found them changed in the store; a frontier
+    past the first of them starts again from zero."""
     with db.write() as conn:
         unlocked(conn, bucket_id)
         row = load(conn, bucket_id, key, upload_id, who, lock=True)
-        if not completing:
-            not_completed(row)
         conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
                                                    multipart_parts.c.part_number.in_(numbers)))
         if _frontier_at(row["hash_state"]) > part_range(row, min(numbers))[0]:
@@ -163,7 +158,7 @@ def _withdraw(db: Database, bucket_id: str, key: str, upload_id: str, who: Ident
 
 
 def _changed(db: Database, row: dict, who: Identity, numbers: list[int]) -> BadRequest:
-    _withdraw(db, row["bucket_id"], row["key"], row["id"], who, numbers, completing=True)
+    _withdraw(db, row["bucket_id"], row["key"], row["id"], who, numbers)
     shown = ", ".join(map(str, numbers[:20])) + (", ..." if len(numbers) > 20 else "")
     return BadRequest(f"Part(s) {shown} changed in the store while being sent again (two sends of one part at "
                       "once): send them again, then complete again.",

@@ -5,6 +5,7 @@ abort and expiry (the services' clock moved) abort the S3 upload; the orphan swe
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 from dataclasses import replace
@@ -133,6 +134,22 @@ def test_a_part_the_store_holds_otherwise_is_never_recorded_with_other_digests(a
     assert done.json["checksum"] == "md5:" + hashlib.md5(stored).hexdigest()
     assert done.json["checksums"]["sha256"] == hashlib.sha256(stored).hexdigest()
     assert stored == DATA
+
+
+def test_a_part_past_the_memory_spool_and_a_bad_resend_of_it(client, auth, bucket):
+    """A 9 MiB part waits for its last byte in a temporary file; sent again with a wrong Content-MD5, it is refused
+    before anything reaches the store, and the part recorded stays as it was."""
+    part = 9 * MIB
+    data = os.urandom(2 * part + 10)
+    uid = begin(client, auth, bucket, data, part)
+    for n in range(3):
+        assert send(client, auth, bucket, uid, n, data, part).status_code == 200
+    wrong = client.put(f"{bucket}/f.bin?uploadId={uid}&partNumber=0", data=os.urandom(part),
+                       headers={**auth, "Content-MD5": base64.b64encode(hashlib.md5(b"other").digest()).decode()})
+    assert wrong.status_code == 400, wrong.json
+    assert [p["part_number"] for p in client.get(f"{bucket}/f.bin?uploadId={uid}", headers=auth).json["parts"]] == [
+        0, 1, 2]
+    assert_completed(client, auth, bucket, uid, data)
 
 
 def test_parts_larger_than_s3_takes_are_refused_at_initiate(client, auth, bucket, settings):
