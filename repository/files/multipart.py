@@ -2,7 +2,7 @@
 `?uploads` link every bucket file object carries): initiate with the total size and the part size, send the parts
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
-The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
+The bytes, on the local store: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
 initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
 it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
 offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
@@ -25,7 +25,12 @@ The rules of a PUT apply to every step (repository.files.buckets): the bucket's 
 each write, so a part or a complete racing a publish either lands before it or gets the 403 of a locked bucket;
 publish itself is refused while an upload is open (`publish_errors`). An upload reserves its size against the
 quotas from initiate until it completes (repository.files.quotas). Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
-place and records the object in one transaction; if that fails, the file goes back and the mark is cleared."""
+place and records the object in one transaction; if that fails, the file goes back and the mark is cleared.
+
+On an S3 store the parts go to the bucket (an S3 multipart upload, or staged objects for parts under S3's 5 MiB)
+and what the steps keep between requests is in the database, so that any node takes the next request:
+repository.files.objectparts. The rules above on rows, locks of the bucket's row, quotas and publish are the same;
+no disk room is reserved."""
 
 from __future__ import annotations
 
