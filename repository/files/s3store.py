@@ -307,8 +307,7 @@ class S3Store(FileStore):
         for page in self.client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket):
             for upload in page.get("Uploads", []):
                 if _epoch(upload["Initiated"]) <= cutoff and upload["UploadId"] not in keep:
-                    self.client.abort_multipart_upload(Bucket=self.bucket, Key=upload["Key"],
-                                                       UploadId=upload["UploadId"])
+                    self.abort_upload(upload["Key"], upload["UploadId"])  # gone already: another node's sweep
                     aborted += 1
         return aborted
 
