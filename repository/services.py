@@ -156,7 +156,8 @@ def _wire_worker(services: Services) -> None:
     on_pass.append(services.validations.on_pass)
     on_pass.append(services.validation_jobs.on_pass)
     on_pass.append(Sweeper(services.db, services.files, settings.FILES_SWEEP_INTERVAL, settings.FILES_ORPHAN_AGE,
-                           also=multipart.sweep))  # and the expired multipart uploads
+                           # and the multipart uploads expired by the services' clock (tests move it)
+                           also=lambda db, store, age: multipart.sweep(db, store, age, services.clock())))
     on_pass.append(services.mailer.process_pending)
     on_pass.append(Exporter(services.db, settings, services.search, lambda: services.clock()))  # full public exports
     on_pass.append(Tending(services.db))  # the zstd dictionaries of the packed columns, once there are enough values

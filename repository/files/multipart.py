@@ -2,7 +2,7 @@
 `?uploads` link every bucket file object carries): initiate with the total size and the part size, send the parts
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
-The bytes: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
+The bytes, on the local store: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
 initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
 it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
 offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
@@ -25,12 +25,18 @@ The rules of a PUT apply to every step (repository.files.buckets): the bucket's 
 each write, so a part or a complete racing a publish either lands before it or gets the 403 of a locked bucket;
 publish itself is refused while an upload is open (`publish_errors`). An upload reserves its size against the
 quotas from initiate until it completes (repository.files.quotas). Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
-place and records the object in one transaction; if that fails, the file goes back and the mark is cleared."""
+place and records the object in one transaction; if that fails, the file goes back and the mark is cleared.
+
+On an S3 store the parts go to the bucket (an S3 multipart upload, or staged objects for parts under S3's 5 MiB)
+and what the steps keep between requests is in the database, so that any node takes the next request:
+repository.files.objectparts. The rules above on rows, locks of the bucket's row, quotas and publish are the same;
+no disk room is reserved."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import shutil
 import time
@@ -44,9 +50,10 @@ from sqlalchemy.exc import OperationalError
 
 from repository import urls
 from repository.accounts.tokens import Identity
-from repository.errors import BadRequest, Conflict, Forbidden, InsufficientStorage, NotFound, PayloadTooLarge
-from repository.files import buckets, digests, frontier, owners, quotas
+from repository.errors import BadRequest, Forbidden, InsufficientStorage, PayloadTooLarge
+from repository.files import buckets, digests, frontier, objectparts, owners, quotas, upload_rows
 from repository.files.keys import upload_key
+from repository.files.s3store import S3Store
 from repository.files.store import (
     MULTIPART_DIR,
     TMP_DIR,
@@ -71,50 +78,9 @@ def upload_dir(store: FileStore, upload_id: str) -> str:
     return os.path.join(store.root, TMP_DIR, MULTIPART_DIR, upload_id)
 
 
-def part_count(row: dict) -> int:
-    return -(-row["size"] // row["part_size"])
-
-
-def part_range(row: dict, number: int) -> tuple[int, int]:
-    """(offset, size) of part `number`: every part is `part_size` bytes but the last, which holds the rest."""
-    offset = number * row["part_size"]
-    return offset, min(row["part_size"], row["size"] - offset)
-
-
-def _not_found() -> NotFound:
-    return NotFound("The multipart upload does not exist (wrong uploadId, another file or bucket, aborted, or "
-                    "expired): start a new one with POST ?uploads.")
-
-
-def _load(conn: Connection, bucket_id: str, key: str, upload_id: str, who: Identity, lock: bool = False) -> dict:
-    """The upload `upload_id` of `who` for `key` in `bucket_id`; NotFound for anything else, once expired too."""
-    query = select(multipart_uploads).where(multipart_uploads.c.id == upload_id)
-    row = conn.execute(query.with_for_update() if lock else query).mappings().first()
-    if row is None or row["bucket_id"] != bucket_id or row["owner_id"] != who.user_id:
-        raise _not_found()
-    if row["key"] != _upload_key(key):
-        raise _not_found()
-    if row["completed"] is None and row["expires"] <= utcnow():
-        raise NotFound("The multipart upload expired and its parts are being removed: start a new one.")
-    return dict(row)
-
-
-def _upload_key(key: str) -> str:
-    try:
-        return upload_key(key)
-    except BadRequest:
-        raise _not_found() from None
-
-
-def _unlocked(conn: Connection, bucket_id: str) -> None:
-    if buckets.hold_bucket(conn, bucket_id)["locked"]:
-        raise Forbidden("Bucket is locked for modifications.")
-
-
-def _not_completed(row: dict) -> None:
-    if row["completed"] is not None:
-        raise Conflict("The multipart upload is completed (or its completion is in progress): it takes no more "
-                       "parts, and completes once.")
+part_count, part_range = upload_rows.part_count, upload_rows.part_range
+_not_found, _load, _unlocked, _not_completed = (upload_rows.not_found, upload_rows.load, upload_rows.unlocked,
+                                                upload_rows.not_completed)
 
 
 def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int, part_size: int,
@@ -142,14 +108,18 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
         _check_reserved(conn, who, size, user_reserved)
     upload_id = str(uuid.uuid4())
     directory = upload_dir(store, upload_id)
+    held: dict[str, str | None] = {}  # on S3: the file id it becomes, the store's upload (repository.files.objectparts)
     try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
-        os.makedirs(directory, mode=0o700)
-        with _reserving(store):  # one reservation at a time on this machine: each sees the space the last took
-            _check_free(directory, size, keep_free)
-            with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-                           "wb") as out:
-                os.posix_fallocate(out.fileno(), 0, size)
-                os.fsync(out.fileno())
+        if isinstance(store, S3Store):  # the bucket's room is the store's: only the quotas reserve it
+            held["file_id"], held["store_upload_id"] = objectparts.begin(store, size, part_size)
+        else:
+            os.makedirs(directory, mode=0o700)
+            with _reserving(store):  # one reservation at a time on this machine: each sees the space the last took
+                _check_free(directory, size, keep_free)
+                with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                                       0o600), "wb") as out:
+                    os.posix_fallocate(out.fileno(), 0, size)
+                    os.fsync(out.fileno())
         now = utcnow()
         with db.write() as conn:
             _unlocked(conn, bucket_id)
@@ -161,11 +131,13 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
                 _check_reserved(conn, who, size, user_reserved)
             conn.execute(insert(multipart_uploads).values(
                 id=upload_id, bucket_id=bucket_id, key=key, size=size, part_size=part_size, owner_id=who.user_id,
-                created=now, expires=now + timedelta(days=expiry_days), completed=None))
+                created=now, expires=now + timedelta(days=expiry_days), completed=None, **held))
             return dict(conn.execute(select(multipart_uploads).where(multipart_uploads.c.id == upload_id))
                         .mappings().one())
     except BaseException as exc:
         shutil.rmtree(directory, ignore_errors=True)
+        if held and isinstance(store, S3Store):
+            objectparts.discard(store, {"id": upload_id, "completed": None, **held})
         error = store_error(exc)
         if error is None:
             raise
@@ -260,6 +232,8 @@ def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         raise BadRequest(f"Part {number} is {size} bytes ({which}); the request's Content-Length is "
                          f"{'missing' if content_length is None else content_length}. Nothing was stored.",
                          errors=[{"field": "Content-Length", "message": f"Expected {size}."}])
+    if isinstance(store, S3Store):  # the part to the bucket, the state to the database: any node goes on
+        return objectparts.put_part(db, store, bucket_id, key, row, number, stream, expected, who)
     with _PartLock(store, upload_id, number):
         with db.read() as conn:
             recorded = conn.execute(select(multipart_parts.c.part_number).where(
@@ -347,12 +321,16 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
                              errors=[{"field": "partNumber", "message": f"Missing part {n}."} for n in missing[:100]])
         conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=utcnow()))
     data = os.path.join(upload_dir(store, upload_id), DATA)
-    file_id = str(uuid.uuid4())
-    uri = None
+    undo: Callable[[], None] | None = None
     try:
-        md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
-        uri = store.adopt(data, file_id)  # a rename in a directory; an upload of the assembled file to S3
-        stored = StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
+        if isinstance(store, S3Store):  # its parts made one object in the bucket (repository.files.objectparts)
+            stored, undo = objectparts.assemble(db, store, row, who)
+        else:
+            md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
+            file_id = str(uuid.uuid4())
+            uri = store.adopt(data, file_id)  # a rename in a directory
+            stored = StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
+            undo = functools.partial(store.unadopt, uri, data)  # the bytes back, so that complete can be retried
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id)
                          .values(expires=utcnow()))
@@ -361,14 +339,16 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
                 buckets.release_files(conn, store, [replaced])
             on_change(conn, obj)
     except BaseException as exc:
-        if uri is not None:
-            store.unadopt(uri, data)  # the bytes back, so that the complete can be retried
+        if undo is not None:
+            undo()
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=None))
         error = store_error(exc)
         if error is None:
             raise
         raise error from exc
+    if isinstance(store, S3Store):
+        objectparts.cleanup(store, row)
     shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)  # the part lock files
     return obj
 
@@ -396,7 +376,11 @@ def _drop(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
         _not_completed(row)
         conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id))
         conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id == upload_id))
-        after_commit(conn, shutil.rmtree, upload_dir(store, upload_id), True)
+        if isinstance(store, S3Store):
+            after_commit(conn, objectparts.discard_upload, store, upload_id, row["file_id"], row["store_upload_id"],
+                         True)
+        else:
+            after_commit(conn, shutil.rmtree, upload_dir(store, upload_id), True)
 
 
 def in_progress(db: Database, bucket_id: str, who: Identity) -> list[dict]:
@@ -422,25 +406,31 @@ def publish_errors(conn: Connection, bucket_id: str) -> list[dict]:
             for row in conn.execute(query)]
 
 
-def sweep(db: Database, store: FileStore, min_age: float) -> int:
+def sweep(db: Database, store: FileStore, min_age: float, now: datetime | None = None) -> int:
     """The worker pass's share: remove the expired uploads (rows and bytes), and the directories of uploads no
     row knows that are older than `min_age` seconds (a crash between the directory and its row, an abort whose
-    removal failed, a bucket deleted with its uploads); returns how many uploads went."""
-    now = utcnow()
+    removal failed, a bucket deleted with its uploads); returns how many uploads went. `now` is when expiry is
+    judged (the services' clock)."""
+    now = now or utcnow()
     removed = 0
-    query = select(multipart_uploads.c.id).where(
+    query = select(multipart_uploads).where(
         multipart_uploads.c.expires <= now,
         or_(multipart_uploads.c.completed.is_(None), multipart_uploads.c.completed <= now - STALE_COMPLETE),
     )
     with db.read() as conn:  # most passes find none: no write transaction for them
-        expired = list(conn.execute(query).scalars())
+        rows = [dict(r) for r in conn.execute(query).mappings()]
+    expired = [r["id"] for r in rows]
     if expired:
         with db.write() as conn:
             conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id.in_(expired)))
             conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id.in_(expired)))
-    for upload_id in expired:
-        shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
+    for row in rows:
+        if isinstance(store, S3Store):  # its S3 upload aborted, its staged parts removed
+            objectparts.discard(store, row)
+        shutil.rmtree(upload_dir(store, row["id"]), ignore_errors=True)
         removed += 1
+    if isinstance(store, S3Store):
+        removed += objectparts.sweep_staged(db, store, time.time() - min_age)
     parent = os.path.join(store.root, TMP_DIR, MULTIPART_DIR)
     try:
         names = os.listdir(parent)

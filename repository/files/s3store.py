@@ -49,6 +49,7 @@ from repository.files.store import (
 
 PART_SIZE = 8 * 1024 * 1024  # S3's parts are at least 5 MiB (but the last); boto3's own transfers use 8 MiB
 IN_FLIGHT = 4  # parts sent at once by one upload
+STAGED = ".multipart/"  # the multipart protocol's parts under S3's minimum part size (repository.files.objectparts)
 RETRY_AFTER = "30"  # seconds, on a 503 of a store that cannot be reached
 
 log = logging.getLogger("repository.files.s3store")
@@ -285,26 +286,100 @@ class S3Store(FileStore):
 
     # Listing, for the orphan sweep
 
-    def stored(self) -> Iterator[tuple[str, float]]:
-        """Every object's key and last-modified time (seconds since the epoch), page by page."""
+    def stored(self, prefix: str = "") -> Iterator[tuple[str, float]]:
+        """Every object's key and last-modified time (seconds since the epoch), page by page; the staged parts of
+        the multipart protocol (under STAGED) only when `prefix` asks for them: their uploads' rows say how long
+        they live (repository.files.objectparts), not the orphan sweep."""
         try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+            for page in pages:
                 for item in page.get("Contents", []):
-                    yield item["Key"], _epoch(item["LastModified"])
+                    if prefix or not item["Key"].startswith(STAGED):
+                        yield item["Key"], _epoch(item["LastModified"])
         except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
             raise s3_error(exc) or exc from exc
 
-    def abort_stale_uploads(self, cutoff: float) -> int:
+    def abort_stale_uploads(self, cutoff: float, keep: frozenset[str] = frozenset()) -> int:
         """Abort the S3 multipart uploads started before `cutoff` (a PUT whose process died): their parts hold
-        space but no object is visible. Returns how many."""
+        space but no object is visible. Those in `keep` (the multipart protocol's open uploads, which live as long as
+        their rows say) stay. Returns how many."""
         aborted = 0
         for page in self.client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket):
             for upload in page.get("Uploads", []):
-                if _epoch(upload["Initiated"]) <= cutoff:
-                    self.client.abort_multipart_upload(Bucket=self.bucket, Key=upload["Key"],
-                                                       UploadId=upload["UploadId"])
+                if _epoch(upload["Initiated"]) <= cutoff and upload["UploadId"] not in keep:
+                    self.abort_upload(upload["Key"], upload["UploadId"])  # gone already: another node's sweep
                     aborted += 1
         return aborted
+
+    # The resumable multipart protocol's bytes (repository.files.objectparts): parts of PROTOCOL_MIN_PART and more
+    # are the parts of an S3 multipart upload; smaller ones are staged as objects of their own under STAGED.
+
+    def start_upload(self, uri: str) -> str:
+        """A new S3 multipart upload of the object `uri`; returns its UploadId."""
+        return str(self._upload_call(self.client.create_multipart_upload, Key=uri)["UploadId"])
+
+    def upload_part(self, uri: str, upload_id: str, number: int, body: Any, size: int) -> str:
+        """Send `size` bytes of the seekable file `body` as part `number` (from 1) of the S3 upload; returns the
+        part's ETag. FileNotFoundError when the upload is gone."""
+        return str(self._upload_call(self.client.upload_part, Key=uri, UploadId=upload_id, PartNumber=number,
+                                     Body=body, ContentLength=size)["ETag"])
+
+    def uploaded_parts(self, uri: str, upload_id: str) -> dict[int, set[str]]:
+        """The S3 upload's parts as the store holds them: number (from 1) -> ETags (S3 keeps the last part sent
+        under a number; SeaweedFS lists each one sent, and completes with the one whose ETag it is given);
+        FileNotFoundError when the upload is gone."""
+        found: dict[int, set[str]] = {}
+        marker = 0
+        while True:
+            page = self._upload_call(self.client.list_parts, Key=uri, UploadId=upload_id, PartNumberMarker=marker)
+            for item in page.get("Parts", []):
+                found.setdefault(item["PartNumber"], set()).add(item["ETag"])
+            if not page.get("IsTruncated"):
+                return found
+            marker = int(page["NextPartNumberMarker"])
+
+    def complete_upload(self, uri: str, upload_id: str, parts: list[tuple[int, str]]) -> None:
+        """Make the object `uri` of the S3 upload's `parts` ((number from 1, ETag), in order)."""
+        self._upload_call(self.client.complete_multipart_upload, Key=uri, UploadId=upload_id,
+                          MultipartUpload={"Parts": [{"PartNumber": n, "ETag": etag} for n, etag in parts]})
+
+    def abort_upload(self, uri: str, upload_id: str) -> None:
+        """Drop the S3 upload and its parts (nothing when it is gone already)."""
+        try:
+            self._upload_call(self.client.abort_multipart_upload, Key=uri, UploadId=upload_id)
+        except FileNotFoundError:
+            pass
+
+    def put_staged(self, key: str, body: Any, size: int) -> str:
+        """Store `size` bytes of the seekable file `body` as the staged object `key` (under STAGED); its ETag."""
+        return str(self._upload_call(self.client.put_object, Key=key, Body=body, ContentLength=size)["ETag"])
+
+    def read_staged(self, key: str, etag: str) -> Iterator[bytes]:
+        """The staged object `key` if it is still the one whose ETag is `etag`; FileNotFoundError otherwise (gone,
+        or replaced meanwhile)."""
+        body = self._upload_call(self.client.get_object, Key=key, IfMatch=etag)["Body"]
+        try:
+            yield from body.iter_chunks(CHUNK)
+        finally:
+            body.close()
+
+    def remove_staged(self, prefix: str) -> None:
+        """Delete every staged object under `prefix` (STAGED + an upload id + "/")."""
+        for key, _modified in list(self.stored(prefix)):
+            self._upload_call(self.client.delete_object, Key=key)
+
+    def _upload_call(self, method: Callable[..., dict[str, Any]], **params: Any) -> dict[str, Any]:
+        """`method(Bucket=, **params)`: FileNotFoundError for an upload or object that is gone (or a staged part
+        replaced: a failed If-Match), the store's errors as answers."""
+        try:
+            return method(Bucket=self.bucket, **params)
+        except botocore.exceptions.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if _missing(exc) or code in {"NoSuchUpload", "PreconditionFailed", "412"}:
+                raise FileNotFoundError(params.get("Key", "")) from None
+            raise s3_error(exc) or exc from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise s3_error(exc) or exc from exc
 
 
 def _epoch(value: datetime) -> float:

@@ -200,8 +200,9 @@ class FileStore:
             except FileNotFoundError:
                 pass
 
-    def abort_stale_uploads(self, cutoff: float) -> int:
-        """Abort the store's own incomplete uploads started before `cutoff`; a directory has none."""
+    def abort_stale_uploads(self, cutoff: float, keep: frozenset[str] = frozenset()) -> int:
+        """Abort the store's own incomplete uploads started before `cutoff` but those in `keep`; a directory has
+        none."""
         return 0
 
 

@@ -12,9 +12,10 @@ from contextlib import contextmanager
 
 from sqlalchemy import Connection, select
 
-from repository.files.store import CACHE_DIR, MULTIPART_DIR, TMP_DIR, FileStore
+from repository.files.store import CACHE_DIR, MULTIPART_DIR, TMP_DIR, FileStore, file_uri
 from repository.storage import Database
 from repository.storage.tables.files import file_instances
+from repository.storage.tables.multipart import multipart_uploads
 
 ORPHAN_AGE_SECONDS = 3600
 SWEEP_BATCH = 500  # files looked up per query by the sweep
@@ -65,7 +66,11 @@ def _sweep_objects(store: FileStore, conn: Connection, cutoff: float) -> int:
     """Remove the objects older than `cutoff` that no row points at, and abort the store's multipart uploads
     started before it (a PUT whose process died: nothing of it is visible, but its parts take room)."""
     store.prune_cache(cutoff)
-    removed = store.abort_stale_uploads(cutoff)
+    # The multipart protocol's own S3 uploads live as long as their rows say (repository.files.objectparts).
+    keep = frozenset(conn.execute(select(multipart_uploads.c.store_upload_id)
+                                  .where(multipart_uploads.c.store_upload_id.is_not(None))).scalars())
+    conn.rollback()
+    removed = store.abort_stale_uploads(cutoff, keep)
     batch: list[str] = []
     for uri, modified in store.stored():
         if modified > cutoff:
@@ -80,6 +85,10 @@ def _sweep_objects(store: FileStore, conn: Connection, cutoff: float) -> int:
 def _sweep_object_batch(store: FileStore, conn: Connection, batch: list[str]) -> int:
     ids = [os.path.basename(uri) for uri in batch]
     known = set(conn.execute(select(file_instances.c.uri).where(file_instances.c.id.in_(ids))).scalars())
+    # An object a multipart complete assembled but could not record yet: a complete sent again records it.
+    known.update(file_uri(file_id) for file_id in conn.execute(
+        select(multipart_uploads.c.file_id).where(multipart_uploads.c.file_id.in_(ids),
+                                                  multipart_uploads.c.completed.is_(None))).scalars())
     conn.rollback()
     gone = [uri for uri in batch if uri not in known]
     for uri in gone:

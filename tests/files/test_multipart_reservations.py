@@ -65,6 +65,7 @@ def disk_app(make_settings, small_disk, database_url):  # type: ignore[no-untype
     application.extensions["repository"].db.dispose()
 
 
+@pytest.mark.local_store  # the room reserved on FILES_ROOT's disk (an S3 upload's parts are in the bucket)
 def test_a_reservation_must_leave_the_free_margin(disk_app, small_disk):
     client, auth = https_client(disk_app), token_of(disk_app, "big@example.org")
     bucket = bucket_of(make_deposit(client, auth))
@@ -104,6 +105,7 @@ def test_the_default_cap_is_set():
     assert 0 < Settings.build(SECRET_KEY="x" * 40).MULTIPART_USER_RESERVED_BYTES <= 50_000_000_000
 
 
+@pytest.mark.local_store  # the room reserved on FILES_ROOT's disk (an S3 upload's parts are in the bucket)
 def test_an_abort_frees_the_space_on_a_full_disk(disk_app, small_disk):
     client, auth = https_client(disk_app), token_of(disk_app, "full@example.org")
     bucket = bucket_of(make_deposit(client, auth))

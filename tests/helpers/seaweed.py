@@ -123,3 +123,21 @@ def stored_paths(settings) -> list[str]:  # type: ignore[no-untyped-def]
     """Every file of the store: under FILES_ROOT (the temporary area included) and, on S3, the bucket's objects."""
     local = [str(p) for p in Path(settings.FILES_ROOT).rglob("*") if p.is_file()]
     return local + (stored_objects(settings) if settings.FILES_STORE == "s3" else [])
+
+
+def s3_uploads(settings) -> list[str]:  # type: ignore[no-untyped-def]
+    """The S3 multipart uploads open in the bucket of S3 settings (their UploadIds)."""
+    pages = Weed(settings.S3_ENDPOINT_URL).client().get_paginator("list_multipart_uploads").paginate(
+        Bucket=settings.S3_BUCKET)
+    return [u["UploadId"] for page in pages for u in page.get("Uploads", [])]
+
+
+def open_uploads(settings) -> list[object]:  # type: ignore[no-untyped-def]
+    """Where multipart uploads keep bytes: their directories under FILES_ROOT (Paths) and, on S3, the uploads with
+    staged parts (their ids) and the bucket's S3 multipart uploads (their UploadIds)."""
+    parent = Path(settings.FILES_ROOT) / ".tmp" / "multipart"
+    found: list[object] = list(parent.iterdir()) if parent.exists() else []
+    if settings.FILES_STORE == "s3":
+        found += sorted({key.split("/")[1] for key in stored_objects(settings) if key.startswith(".multipart/")})
+        found += s3_uploads(settings)
+    return found
