@@ -176,6 +176,18 @@ def test_the_pairs_change_no_match_and_score_two_words_by_their_pair(tmp_path, m
     assert two_words
 
 
+def test_both_engines_rank_a_two_word_phrase_by_its_pair(fresh):
+    """Record 1's creators hold six words in three names, record 2's four in one: positions would rank record 2
+    first (a shorter field), while each holds three pairs, one of them the phrase's, so by its pair (OpenSearch's
+    `index_phrases`, and the embedded engine's) the two tie and the lower recid comes first. Three words: positions
+    on both engines."""
+    fresh.index([to_index_document(make_record(1, metadata={"creators": [
+        {"name": "Soil Moisture"}, {"name": "Anna Bob"}, {"name": "Carl Dora"}]})),
+        to_index_document(make_record(2, metadata={"creators": [{"name": "Soil Moisture Anna Bob"}]}))])
+    assert ids(run(fresh, q='creators.name:"soil moisture"')) == [1, 2]
+    assert ids(run(fresh, q='creators.name:"soil moisture anna"')) == [2]
+
+
 def test_a_two_word_phrase_ranks_by_how_often_its_pair_occurs(tmp_path):
     """The pair field keeps each occurrence (analysis.word_pairs), so the pair's frequency is the phrase's."""
     backend = EmbeddedBackend(tmp_path)
