@@ -10,9 +10,11 @@ than the times. The ratios are the targets of docs/performance.md#searches-at-th
 
 - a phrase against the common word, both without facets (the cost per request that sets req/s), and both sorted
   by a key with the default facets;
-- the listing and every sort option with the default facets against the same search without them;
+- the listing in every order, and the common word in every non-relevance order, with the default facets against the
+  same search without them; the listing's facets are counted once per index state (embedded/generation.py), so
+  the listing is also measured with them counted at each search (what the first listing after a commit pays);
 - the relevance-sorted common word with the default facets against it without them;
-- each default facet alone: its share of what the facets add.
+- what is left of the facets' cost: the query executed again (a count alone), and each default facet alone.
 
 The report (`bench/results/search-<time>.json`) records the corpus size, the commit and the load average before
 and after; `--write` renders it as the table between the markers of docs/performance.md.
@@ -40,7 +42,8 @@ from werkzeug.datastructures import MultiDict  # noqa: E402
 
 from repository.search.documents import SORT_ORDERS  # noqa: E402
 from repository.search.embedded.engine import EmbeddedBackend  # noqa: E402
-from repository.search.params import DEFAULT_FACETS, SearchRequest, parse_search_args  # noqa: E402
+from repository.search.embedded.tantivy_query import hit_count  # noqa: E402
+from repository.search.params import DEFAULT_FACETS, SearchRequest, combined, parse_search_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"
@@ -61,15 +64,16 @@ def request(args: dict[str, str], facets: tuple[str, ...] = DEFAULT_FACETS) -> S
 def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
 
-    def compare(name: str, first: SearchRequest, second: SearchRequest, limit: float | None, what: str,
-                before: Callable[[], None] = lambda: None) -> None:
-        """`second` against `first`, `before()` run before each search of `second` (not timed)."""
+    def compare(name: str, first: SearchRequest, second: SearchRequest | Callable[[], Any], limit: float | None,
+                what: str, before: Callable[[], None] = lambda: None) -> None:
+        """`second` (a search, or any call) against `first`, `before()` run before each `second` (not timed)."""
         total = backend.search(first).total
+        call = second if callable(second) else lambda: backend.search(second)
 
         def timed_second() -> float:
             before()
             started = time.process_time()
-            backend.search(second)
+            call()
             return (time.process_time() - started) * 1000
 
         base = other = float("inf")
@@ -95,6 +99,13 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
     # first listing after each commit: the same comparison with the state's kept counts emptied before each search.
     compare("listing, first after a commit", request({}, ()), request({}), None, "with facets / without",
             lambda: backend._live_snapshot()[1].facets.clear())
+    # What is left of the facets' cost beside a search with words: the query executed again (a count alone, what
+    # `Searcher.aggregate` pays before any column is read), then each facet's column reads (the rows below).
+    index, state = backend._live_snapshot()
+    again = backend._translator(state.searcher, index.schema, scored=False)(
+        combined(request({"q": COMMON_TERM, "sort": "mostrecent"})))
+    compare("sort=mostrecent, query again", request({"q": COMMON_TERM, "sort": "mostrecent"}, ()),
+            lambda: hit_count(state.searcher.search(again, 1)), None, "a count alone / the search")
     for facet in DEFAULT_FACETS:  # each facet's share: what it adds alone to the common word
         compare(f"facet {facet}", request({"q": COMMON_TERM}, ()), request({"q": COMMON_TERM}, (facet,)),
                 None, "with this facet / without")
