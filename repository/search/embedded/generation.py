@@ -1,8 +1,8 @@
 """Facet counts kept with one committed state of the index (a generation) for the searches without words.
 
 Why: the listing (`GET /api/records/` without `q`), each of its sort orders and its filters count their facets over
-most of the index, and the facets cost several times the page itself (docs/performance.md#searches-at-the-engines-
-limit): every match's keywords and file types are read. Their counts depend only on the documents of the state and
+most of the index, and the facets cost several times the page itself: every match's keywords and file types are
+read (docs/performance.md#searches-at-the-engines-limit). Their counts depend only on the documents of the state and
 the request's filters, never on the order or the page, so a state computes them once, and every later listing at
 that state, in any order, pays no facet pass. A new commit (or another process's commit read by a reload) is a new
 state with an empty memo: the counts are computed again there, exactly as before (the result cache, when on, moves
