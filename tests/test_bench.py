@@ -313,10 +313,11 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     report = tmp_path / "search.json"
     assert search_bench.main(["--instance", str(tmp_path), "--rounds", "1", "--out", str(report)]) == 0
     rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
-    assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing", "sort=mostrecent", "sort=mostviewed",
-                                           "sort=publication_date", "sort=conference_session", "sort=journal",
-                                           "sort=version", "relevance", "facet access_right", "facet type",
-                                           "facet file_type", "facet keywords"]
+    sorts = ["mostrecent", "mostviewed", "publication_date", "conference_session", "journal", "version"]
+    assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing"] + \
+        [f"listing, sort={s}" for s in sorts] + [f"sort={s}" for s in sorts] + \
+        ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "facet access_right",
+         "facet type", "facet file_type", "facet keywords"]
     assert rows[0]["total"] == 12 and rows[1]["total"] == 12
     page = tmp_path / "page.md"
     page.write_text(f"before\n{search_bench.START}\nold\n{search_bench.END}\nafter\n", encoding="utf-8")

@@ -47,19 +47,21 @@ LONG_WORD = 40
 
 def word_pairs(texts: Iterable[str], analyzer: str) -> list[str]:
     """The adjacent words of each of `texts` as analyzer `analyzer` indexes them, each pair one term ("soil
-    moisture"), once each: what a field with `index_phrases` holds beside its words (docs/search.md#words-and-phrases).
-    Exactly the pairs a two-word phrase finds: never across two values (a phrase never spans them), nor across a
-    word the analyzer drops (one of LONG_WORD bytes or more keeps its neighbours' positions apart)."""
+    moisture"), as often as it occurs: what a field with `index_phrases` holds beside its words
+    (docs/search.md#words-and-phrases), so that a pair's frequency in a document is the two-word phrase's, which
+    its relevance score reads. Exactly the pairs a two-word phrase finds: never across two values (a phrase never
+    spans them), nor across a word the analyzer drops (one of LONG_WORD bytes or more keeps its neighbours'
+    positions apart)."""
     built = _BUILT[analyzer if analyzer in _BUILT else "default"]
-    found: dict[str, None] = {}
+    found: list[str] = []
     for text in texts:
         raw = _WORDS.analyze(text)
         if all(len(word.encode()) < LONG_WORD for word in raw):  # the filters drop no word: one analysis
             words: list[str | None] = list(built.analyze(text))
         else:  # each word alone, a dropped one leaving a gap (rare: a URL's or a formula's run of characters)
             words = [next(iter(built.analyze(word)), None) for word in raw]
-        found.update(dict.fromkeys(f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a and b))
-    return list(found)
+        found.extend(f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a and b)
+    return found
 
 
 # --- the plain-word fallback of the search page ---------------------------------------------------------------

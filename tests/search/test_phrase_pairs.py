@@ -1,6 +1,7 @@
 """Phrases through word pairs (docs/search.md#phrases-through-word-pairs): the unstemmed companions index their
 adjacent words as single terms (`index_phrases`), a phrase looks them up before checking positions, and what it
-finds, and in which order, is what the positional phrase query alone finds."""
+finds is what the positional phrase query alone finds, and a phrase of two words ranks as its pair's term (as
+OpenSearch ranks it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from helpers.search import ids, run
 from werkzeug.datastructures import MultiDict
 
 from repository.search import mapping
-from repository.search.analysis import word_pairs
+from repository.search.analysis import analyzed, word_pairs
 from repository.search.backend import SearchBackend
 from repository.search.documents import DOCUMENT_VERSION, to_index_document
 from repository.search.embedded import engine as embedded_engine
@@ -21,6 +22,7 @@ from repository.search.embedded import tantivy_query
 from repository.search.embedded.engine import EmbeddedBackend
 from repository.search.mapping import BEFORE_PAIRS, PAIRS_SUFFIX
 from repository.search.params import combined, parse_search_args
+from repository.search.query import Bool, Node, Term, Text
 
 from .factories import make_record
 
@@ -103,18 +105,42 @@ def _without_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedded_engine, "fields", lambda: mapping.fields_of(previous))
 
 
-def _scored(backend: EmbeddedBackend, q: str) -> list[tuple[float, int]]:
-    """Every match of `q` with its score, as the engine ranks them."""
+def _scored(backend: EmbeddedBackend, q: str, node: Node | None = None) -> list[tuple[float, int]]:
+    """Every match of `q` (or of query tree `node`) with its score, as the engine ranks them."""
     index, state = backend._live_snapshot()
-    query = backend._translator(state.searcher, index.schema)(combined(parse_search_args(MultiDict({"q": q}))))
+    if node is None:
+        query = backend._translator(state.searcher, index.schema, state=state)(
+            combined(parse_search_args(MultiDict({"q": q}))))
+    else:
+        query = _PairTerms(index.schema, state.searcher, backend.fields, backend._parser)(node)
     hits = state.searcher.search(query, 1000).hits
     recids = tantivy_query.int_column(state.searcher, "recid", [a for _, a in hits])
-    return sorted(zip((s for s, _ in hits), recids, strict=True))
+    return sorted(zip((round(s, 4) for s, _ in hits), recids, strict=True))
 
 
-def test_the_pairs_change_no_match_and_no_score(tmp_path, monkeypatch):
+class _PairTerms(tantivy_query.Translator):
+    """Query trees with terms on the pair fields (which the mapping lists as no field of their own)."""
+
+    def value(self, name: str, value: Any) -> Any:
+        return value if name.endswith(PAIRS_SUFFIX) else super().value(name, value)
+
+
+def _pair(node: Node) -> Node:
+    """The query tree of a two-word phrase with each phrase replaced by the term of its word pair on the field's
+    pair field: what OpenSearch runs for a phrase on a field with `index_phrases`."""
+    if isinstance(node, Text) and (f := mapping.fields()[node.field]).pairs and \
+            len(words := analyzed(node.text, f.analyzer)) == 2:
+        return Term(f.pairs, " ".join(words))
+    if isinstance(node, Bool):
+        return Bool(must=tuple(map(_pair, node.must)), filter=tuple(map(_pair, node.filter)),
+                    should=tuple(map(_pair, node.should)), must_not=tuple(map(_pair, node.must_not)))
+    return node
+
+
+def test_the_pairs_change_no_match_and_score_two_words_by_their_pair(tmp_path, monkeypatch):
     """Generated titles and descriptions from a small vocabulary (many repeated pairs, repeated words, values of
-    several creators): every phrase finds the same records with the same scores as the positional query alone."""
+    several creators): every phrase finds the same records as the positional query alone; a phrase of three words
+    or more has the same scores, and one of two words the scores of its pair's term (OpenSearch's ranking)."""
     rng = random.Random(43)
     vocabulary = ["soil", "moisture", "data", "of", "the", "climate", "model", "water", LONG, "Zürich", "zurich"]
 
@@ -131,19 +157,50 @@ def test_the_pairs_change_no_match_and_no_score(tmp_path, monkeypatch):
     paired = EmbeddedBackend(tmp_path / "paired")
     paired.index(docs)
     phrases = {" ".join(rng.choice(vocabulary[:8]) for _ in range(rng.randint(2, 4))) for _ in range(60)}
+    two_words = 0
     for phrase in sorted(phrases) + ["soil moisture", "zurich data", "data data data"]:
         for q in (f'"{phrase}"', f'title:"{phrase}"', f'"{phrase}" AND climate'):
-            assert _scored(paired, q) == _scored(positional, q), q
-            assert found(paired, q) == found(positional, q), q
-            # Sorted by a key and counted in facets, a two-word phrase is its pair alone: the same answer.
+            by_pairs, by_positions = _scored(paired, q), _scored(positional, q)
+            assert sorted(r for _, r in by_pairs) == sorted(r for _, r in by_positions), q
+            if len(phrase.split()) > 2:
+                assert by_pairs == by_positions, q
+            else:
+                two_words += 1
+                node = _pair(combined(parse_search_args(MultiDict({"q": q}))))
+                assert by_pairs == _scored(paired, q, node), q
+            # Sorted by a key and counted in facets, a phrase finds the same: the same answer.
             for sort in ("mostrecent", "-publication_date"):
-                by_pairs, by_positions = (run(b, q=q, sort=sort, size=50) for b in (paired, positional))
-                assert (ids(by_pairs), by_pairs.total, by_pairs.aggregations) == \
-                    (ids(by_positions), by_positions.total, by_positions.aggregations), (q, sort)
+                sorted_pairs, sorted_positions = (run(b, q=q, sort=sort, size=50) for b in (paired, positional))
+                assert (ids(sorted_pairs), sorted_pairs.total, sorted_pairs.aggregations) == \
+                    (ids(sorted_positions), sorted_positions.total, sorted_positions.aggregations), (q, sort)
+    assert two_words
+
+
+def test_both_engines_rank_a_two_word_phrase_by_its_pair(fresh):
+    """Record 1's creators hold six words in three names, record 2's four in one: positions would rank record 2
+    first (a shorter field), while each holds three pairs, one of them the phrase's, so by its pair (OpenSearch's
+    `index_phrases`, and the embedded engine's) the two tie and the lower recid comes first. Three words: positions
+    on both engines."""
+    fresh.index([to_index_document(make_record(1, metadata={"creators": [
+        {"name": "Soil Moisture"}, {"name": "Anna Bob"}, {"name": "Carl Dora"}]})),
+        to_index_document(make_record(2, metadata={"creators": [{"name": "Soil Moisture Anna Bob"}]}))])
+    assert ids(run(fresh, q='creators.name:"soil moisture"')) == [1, 2]
+    assert ids(run(fresh, q='creators.name:"soil moisture anna"')) == [2]
+
+
+def test_a_two_word_phrase_ranks_by_how_often_its_pair_occurs(tmp_path):
+    """The pair field keeps each occurrence (analysis.word_pairs), so the pair's frequency is the phrase's."""
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([to_index_document(make_record(recid, metadata={"title": title})) for recid, title in (
+        (1, "soil moisture and water"), (2, "soil moisture soil moisture"), (3, "moisture soil and water"))])
+    pairs = f"title.exact{PAIRS_SUFFIX}"
+    assert backend._live().doc_freq(pairs, "soil moisture") == 2
+    assert [r for _, r in sorted(_scored(backend, 'title:"soil moisture"'), reverse=True)] == [2, 1]
 
 
 def test_the_pairs_are_those_a_two_word_phrase_finds():
     assert word_pairs(["Soil moisture data", "data soil"], "exact") == ["soil moisture", "moisture data", "data soil"]
+    assert word_pairs(["soil moisture soil moisture"], "exact") == ["soil moisture", "moisture soil", "soil moisture"]
     assert word_pairs([f"Soil {LONG} moisture of {LONG}"], "exact") == ["moisture of"]  # no pair across a gap
     assert word_pairs(["Müller's notes"], "exact") == ["muller s", "s notes"]
     assert word_pairs(["Running soils"], "words") == ["run soil"]

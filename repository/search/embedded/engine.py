@@ -8,7 +8,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from repository.search.embedded import facets as facet_paths  # FEW read at each
 from repository.search.embedded.deep_pages import by_column, by_first_part
 from repository.search.embedded.facet_delta import RECORD_SPEC, Proof, Values, record_values
 from repository.search.embedded.facets import Candidates, aggregate
+from repository.search.embedded.generation import kept
 from repository.search.embedded.result_cache import ResultCache
 from repository.search.embedded.tantivy_query import (
     DISTINCT,
@@ -34,6 +35,7 @@ from repository.search.embedded.tantivy_query import (
     build_schema,
     hit_count,
     int_column,
+    pairs_scored,
     register_analyzers,
     stored_source,
     to_tantivy_json,
@@ -68,6 +70,8 @@ class Snapshot:
     opstamp: int
     searcher: tantivy.Searcher
     seq: int  # the order in which this process took its snapshots: a larger one is newer
+    # Facet counts of the searches without words at this state (generation.py): computed once per commit.
+    facets: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> tuple[str, bytes]:
@@ -90,6 +94,7 @@ class EmbeddedBackend:
                                                           self._facet_values)
         self.candidates = Candidates()  # of the facets (repository/search/embedded/facets.py)
         self._distinct: dict[str, bool] = {}  # index name -> whether it has the DISTINCT fields (has_distinct)
+        self._pair_scores: dict[str, bool] = {}  # index name -> whether it records its pairs' frequencies
         self.fields = fields()
         self.schema = build_schema(self.fields)
         self._parser = register_analyzers(tantivy.Index(self.schema))  # in memory, empty: its query parser builds key ranges (Translator)
@@ -274,8 +279,15 @@ class EmbeddedBackend:
         return frozenset(touched)
 
     def _translator(self, searcher: tantivy.Searcher, schema: tantivy.Schema | None = None,
-                    scored: bool = True) -> Translator:
-        return Translator(schema or self.schema, searcher, self.fields, self._parser, scored)
+                    scored: bool = True, state: Snapshot | None = None) -> Translator:
+        """The query translator for `searcher`; given its `state`, a two-word phrase is scored by its pair where that
+        index records the pairs' frequencies (tantivy_query.pairs_scored)."""
+        pair_scores = False
+        if state is not None:
+            if state.name not in self._pair_scores:
+                self._pair_scores[state.name] = pairs_scored(state.meta)
+            pair_scores = self._pair_scores[state.name]
+        return Translator(schema or self.schema, searcher, self.fields, self._parser, scored, pair_scores)
 
     def _matches(self, state: Snapshot, node: Node, recids: frozenset[int]) -> bool:
         """True when one of `recids` matches `node` in `state` (called under the result cache's lock)."""
@@ -491,7 +503,7 @@ class EmbeddedBackend:
         when an earlier commit's answer still holds)."""
         index, state = self._live_snapshot()
         searcher = state.searcher
-        translate = self._translator(searcher, index.schema)
+        translate = self._translator(searcher, index.schema, state=state)
         # What reads no score (the facets, an order by a key) cheaper where it can be (tantivy_query.Translator).
         unscored = self._translator(searcher, index.schema, scored=False)
 
@@ -500,11 +512,14 @@ class EmbeddedBackend:
         if distinct is None:
             distinct = self._distinct[state.name] = has_distinct(index)
 
-        def facet_counts() -> tuple[dict[str, Any], bool, dict[str, Proof]]:  # always exact
+        def counted_now() -> tuple[dict[str, Any], bool, dict[str, Proof]]:  # always exact
             proofs: dict[str, Proof] = {}  # what proves the top terms of open vocabularies (the cache's deltas)
             return self._guarded(lambda: self._aggregate(
                 state, unscored(combined(req, with_post_filters=False)), req, counted[0], distinct, proofs)), \
                 True, proofs
+
+        def facet_counts() -> tuple[dict[str, Any], bool, dict[str, Proof]]:
+            return kept(state.facets, req, counted_now)  # the listing's: once per commit (generation.py)
 
         by_score = translate if req.sort == "bestmatch" else unscored
         return self.results.get_or_compute(state, req, lambda facets: self._search(index, searcher, by_score, req,

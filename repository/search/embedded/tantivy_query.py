@@ -13,7 +13,7 @@ import tantivy
 
 from repository.search.analysis import ANALYZERS, analyzed, word_pairs
 from repository.search.documents import add_member, day_keys
-from repository.search.mapping import SOURCE_FIELD, Field
+from repository.search.mapping import PAIRS_SUFFIX, SOURCE_FIELD, Field
 from repository.search.query import (
     Exists,
     GeoBox,
@@ -41,7 +41,23 @@ PRESENT = "_present"  # names of the fields a document has, so `_exists_` works 
 DISTINCT = {"keywords": "_distinct_keywords", "filetype": "_distinct_filetype",
             "communities": "_distinct_communities"}
 _A_COMPANION = "title.exact"  # a field every index made with the stemming analyzers has
+# What the word-pair fields record of each term: the documents and the term's frequency in each, which is the
+# two-word phrase's frequency (a phrase of two words is scored by its pair, as OpenSearch's `index_phrases` does).
+# An index made when they recorded the documents only ("basic") scores phrases by positions until a reindex.
+PAIRS_RECORD = "freq"
 FORM = "d1"  # the embedded engine's additions to the documents (DISTINCT): a change makes stored documents stale
+
+
+def pairs_scored(meta: bytes) -> bool:
+    """Whether the index whose meta.json is `meta` records the frequencies of its word pairs (PAIRS_RECORD), so that
+    a two-word phrase can be scored by its pair."""
+    try:
+        schema = json.loads(meta).get("schema") or []
+    except ValueError:
+        return False
+    records = [f.get("options", {}).get("indexing", {}).get("record") for f in schema
+               if str(f.get("name", "")).endswith(PAIRS_SUFFIX)]
+    return bool(records) and all(record in ("freq", "position") for record in records)
 
 
 def register_analyzers(index: tantivy.Index) -> tantivy.Index:
@@ -58,8 +74,8 @@ def build_schema(field_map: dict[str, Field]) -> tantivy.Schema:
     for f in field_map.values():
         if f.kind == "text":
             sb.add_text_field(f.name, tokenizer_name=f.analyzer if f.analyzer in ANALYZERS else "default")
-            if f.pairs:  # whole terms looked up, never scored (Translator.phrase): no frequencies, no positions
-                sb.add_text_field(f.pairs, tokenizer_name="raw", index_option="basic")
+            if f.pairs:  # whole terms: a two-word phrase's score reads their frequencies (Translator.phrase)
+                sb.add_text_field(f.pairs, tokenizer_name="raw", index_option=PAIRS_RECORD)
         elif f.kind == "keyword":
             sb.add_text_field(f.name, fast=True, tokenizer_name="raw")
         elif f.kind == "number":
@@ -334,12 +350,13 @@ class Translator:
     """Query tree -> tantivy Query for one searcher (geo boxes are resolved against it)."""
 
     def __init__(self, schema: tantivy.Schema, searcher: tantivy.Searcher, field_map: dict[str, Field],
-                 parser: tantivy.Index, scored: bool = True):
+                 parser: tantivy.Index, scored: bool = True, pair_scores: bool = False):
         # `parser`: an index of the same schema, for what only its query parser builds (a range over a key column).
         # `scored`: whether the scores of the matches are read (relevance order); without them a phrase of two
-        # words is its pair alone (`phrase`).
+        # words is its pair alone (`phrase`). `pair_scores`: the index records its pairs' frequencies
+        # (pairs_scored), so that a two-word phrase is its pair alone, scored, in relevance order too.
         self.schema, self.searcher, self.fields, self.parser = schema, searcher, field_map, parser
-        self.scored = scored
+        self.scored, self.pair_scores = scored, pair_scores
         self.before_stemming: bool | None = None  # found out at the first text node (text_field)
         self.present: dict[str, bool] = {}  # whether the schema has a field the template added later (_has)
 
@@ -363,7 +380,12 @@ class Translator:
         of the phrase is one term looked up, and the positional phrase query only decides among the documents
         holding them all: the engine leads an intersection with its rarest clause, so the positions of the two
         words are read for those few documents instead of for every document holding both (docs/search.md). The
-        pairs score nothing (a constant 0): the phrase's score is what it was without them."""
+        pairs of a longer phrase score nothing (a constant 0): its score is the positional query's.
+
+        A phrase of two words is its pair alone, without positions: the pair is in exactly the documents the phrase
+        finds, and where the index records the pairs' frequencies (`pair_scores`), a pair's frequency is the
+        phrase's, so its relevance score is the pair term's, as OpenSearch scores it (`index_phrases`: a phrase of
+        one pair is a term query on the pair field; docs/search.md#phrases-through-word-pairs)."""
         Q, Must = tantivy.Query, tantivy.Occur.Must
         terms: list[str | tuple[int, str]] = list(words)
         phrase = Q.phrase_query(self.schema, name, terms)
@@ -372,10 +394,11 @@ class Translator:
             return phrase  # an index made before the pairs: read as it is until a reindex
         looked_up = [(Must, Q.const_score_query(Q.term_query(self.schema, pairs, f"{a} {b}"), 0.0))
                      for a, b in dict.fromkeys(zip(words, words[1:], strict=False))]
+        if len(words) == 2 and self.scored and self.pair_scores:
+            return Q.term_query(self.schema, pairs, f"{words[0]} {words[1]}")  # BM25 of the pair on its field
         if len(words) == 2 and not self.scored:
             # The pair is in exactly the documents the phrase finds (analysis.word_pairs): no positions to read.
-            # Only where no score is read: a phrase's score counts its occurrences in the field, which the pair's
-            # own postings (no frequencies) do not hold.
+            # Where a score is read, only an index recording the pairs' frequencies can give it (above).
             return looked_up[0][1]
         return Q.boolean_query([(Must, phrase), *looked_up])
 
