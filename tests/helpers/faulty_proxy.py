@@ -100,7 +100,7 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     proxy = FaultyProxy(f"http://127.0.0.1:{server.server_address[1]}", upstream)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick stop
     thread.start()
     try:
         yield proxy

@@ -82,7 +82,7 @@ def recorded_source() -> Iterator[RecordedSource]:
     source = RecordedSource()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(source))
     source.url = f"http://127.0.0.1:{server.server_address[1]}/oai"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # a quick stop
     thread.start()
     try:
         yield source

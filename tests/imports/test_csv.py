@@ -9,6 +9,7 @@ import hashlib
 import io
 from pathlib import Path
 
+import pytest
 from helpers.recorded_source import RecordedSource
 from sqlalchemy import func, select
 
@@ -83,6 +84,7 @@ def test_a_dry_run_of_a_good_sheet_writes_nothing(app, settings, tmp_path, capsy
     assert count(app, deposits) == 0
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_rows_are_published_with_files_from_paths_and_urls(app, client, settings, source: RecordedSource,
                                                           tmp_path, capsys) -> None:
     (tmp_path / "local.csv").write_bytes(DATA)

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from helpers.recorded_source import OAI, fixture
 from lxml import etree
 from sqlalchemy import select
@@ -86,6 +87,7 @@ def imported_ids(db: Any, copies: bool) -> list[int]:
         return sorted(conn.execute(select(imported_records.c.record_id).where(copy if copies else ~copy)).scalars())
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_batch_writes_what_the_deposit_state_machine_writes(app, make_settings, source, capsys) -> None:
     # An order-dependent moderation rule that holds nothing here makes the import go record by record.
     one_by_one = make_settings(DOI_PREFIX=OWN_PREFIX, MODERATION_BURST_RECORDS=1000)
@@ -107,6 +109,7 @@ def test_a_batch_writes_what_the_deposit_state_machine_writes(app, make_settings
     assert written(db, after) == written(db, before)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_records_only_the_state_machine_makes_keep_their_place(app, settings, source, client, capsys) -> None:
     # A DSpace record with no DOI between Zenodo's: it gets a DOI of this service, registered; the others keep theirs.
     source.answers["first"] = [(200, one_page(("zenodo_oai_dc_page1.xml", [0, 1]),

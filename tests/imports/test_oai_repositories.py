@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from helpers.recorded_source import OAI, RecordedSource, fixture, token_of
 from lxml import etree
 from sqlalchemy import select
@@ -102,6 +103,7 @@ def test_a_dataverse_harvest_of_two_pages(app, client, settings, source, capsys)
     assert records["hdl:10864/10952"]["metadata"]["resource_type"]["type"] == "other"
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_eprints_records_link_their_abstract_page_and_report_the_citation(app, client, settings, source,
                                                                           capsys) -> None:
     source.chain(COGPRINTS)
@@ -140,6 +142,7 @@ def test_eprints_records_link_their_abstract_page_and_report_the_citation(app, c
     assert records["oai:cogprints.org:9748"]["metadata"]["resource_type"]["type"] == "other"  # EPrints' "Other"
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_eprints_licenses_and_the_published_versions_doi(app, client, settings, source, capsys) -> None:
     source.chain(LSHTM)
     assert run(settings, source) == 0

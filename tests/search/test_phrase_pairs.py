@@ -137,6 +137,7 @@ def _pair(node: Node) -> Node:
     return node
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_pairs_change_no_match_and_score_two_words_by_their_pair(tmp_path, monkeypatch):
     """Generated titles and descriptions from a small vocabulary (many repeated pairs, repeated words, values of
     several creators): every phrase finds the same records as the positional query alone; a phrase of three words
