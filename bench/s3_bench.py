@@ -35,7 +35,7 @@ from botocore.config import Config
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench import Server  # noqa: E402
-from bench.results_table import write  # noqa: E402
+from bench.results_table import report_arguments, write_report  # noqa: E402
 from bench.search_bench import commit  # noqa: E402
 from repository.accounts.tokens import SCOPES, create_token, create_user  # noqa: E402
 from repository.config import Settings  # noqa: E402
@@ -242,15 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--endpoint", default=os.environ.get("TEST_S3_ENDPOINT", "http://127.0.0.1:8333"))
     parser.add_argument("--size", type=int, default=1024, help="MiB per file (default 1024)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, help="the report (default: bench/results/s3-<time>.json)")
-    parser.add_argument("--write", type=Path, metavar="REPORT", help=f"write REPORT's tables into {PAGE.name}")
-    parser.add_argument("--page", type=Path, default=PAGE, help="the page --write writes into")
+    report_arguments(parser, PAGE, "s3")
     args = parser.parse_args(argv)
     if args.write:
-        written = json.loads(args.write.read_text(encoding="utf-8"))
-        resolved = args.write.resolve()
-        write(args.page, table(written, resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT)
-                                else args.write.name), START, END)
+        write_report(args.page, args.write, table, START, END)
         return 0
     started, load_before = datetime.now(UTC), os.getloadavg()[0]
     report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": commit(),
