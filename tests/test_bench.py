@@ -341,3 +341,14 @@ def test_s3_bench_writes_the_tables_of_a_report(tmp_path) -> None:
     rounds = json.loads(report.read_text(encoding="utf-8"))["rounds"]
     assert "| upload through the service |" in written and "| download through the service |" in written
     assert f"| after round {rounds} |" in written and "| peak (VmHWM) |" in written
+
+
+def test_the_object_storage_page_shows_the_newest_s3_report() -> None:
+    from bench import s3_bench
+
+    report = sorted(Path(ROOT, "bench", "results").glob("s3-*.json"))[-1]
+    page = Path(s3_bench.PAGE).read_text(encoding="utf-8")
+    shown = page.split(s3_bench.START, 1)[1].split(s3_bench.END, 1)[0].strip()
+    rendered = s3_bench.table(json.loads(report.read_text(encoding="utf-8")), report.relative_to(ROOT).as_posix())
+    assert shown == rendered.strip(), \
+        f"docs/operators/object-storage.md is stale: run python bench/s3_bench.py --write {report.name}"

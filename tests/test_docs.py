@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import unicodedata
@@ -76,15 +75,3 @@ def test_the_performance_page_shows_the_newest_report():
             pytest.fail(f"docs/performance.md lacks the generated block {start}")
         shown = page.split(start, 1)[1].split(end, 1)[0].strip()
         assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/results_table.py --write"
-
-
-def test_the_object_storage_page_shows_the_newest_s3_report():
-    from bench import s3_bench
-
-    reports = sorted((ROOT / "bench" / "results").glob("s3-*.json"))
-    assert reports, "no bench/results/s3-*.json: run bench/s3_bench.py"
-    page = (DOCS / "operators" / "object-storage.md").read_text(encoding="utf-8")
-    shown = page.split(s3_bench.START, 1)[1].split(s3_bench.END, 1)[0].strip()
-    report = json.loads(reports[-1].read_text(encoding="utf-8"))
-    assert shown == s3_bench.table(report, reports[-1].relative_to(ROOT).as_posix()).strip(), \
-        f"docs/operators/object-storage.md is stale: run python bench/s3_bench.py --write {reports[-1].name}"
