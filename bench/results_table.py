@@ -18,6 +18,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,6 +173,18 @@ def write(page: Path, text: str, start: str = START, end: str = END) -> None:
     head, rest = content.split(start, 1)
     _old, tail = rest.split(end, 1)
     page.write_text(f"{head}{start}\n{text}\n{end}{tail}", encoding="utf-8")
+
+
+def report_arguments(parser: argparse.ArgumentParser, page: Path, kind: str) -> None:
+    """A bench's --out (its report), --write REPORT (its tables into `page`) and --page."""
+    parser.add_argument("--out", type=Path, help=f"the report (default: bench/results/{kind}-<time>.json)")
+    parser.add_argument("--write", type=Path, metavar="REPORT", help=f"write REPORT's tables into {page.name}")
+    parser.add_argument("--page", type=Path, default=page, help="the page --write writes into")
+
+
+def write_report(page: Path, report: Path, render: Callable[[dict, str], str], start: str, end: str) -> None:
+    """Put what `render(results, source)` makes of the JSON `report` between the markers of `page`."""
+    write(page, render(json.loads(report.read_text(encoding="utf-8")), _source(report)), start, end)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -325,3 +326,30 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     written = page.read_text(encoding="utf-8")
     assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
     assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written
+
+
+def test_s3_bench_writes_the_tables_of_a_report(tmp_path) -> None:
+    """`bench/s3_bench.py --write` puts a report's tables between the page's markers: a row per transfer with its
+    verdict, the workers' memory after each round (no figure asserted)."""
+    from bench import s3_bench
+
+    report = sorted(Path(ROOT, "bench", "results").glob("s3-*.json"))[-1]
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{s3_bench.START}\nold\n{s3_bench.END}\nafter\n", encoding="utf-8")
+    assert s3_bench.main(["--write", str(report), "--page", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    rounds = json.loads(report.read_text(encoding="utf-8"))["rounds"]
+    assert "| upload through the service |" in written and "| download through the service |" in written
+    assert f"| after round {rounds} |" in written and "| peak (VmHWM) |" in written
+
+
+def test_the_object_storage_page_shows_the_newest_s3_report() -> None:
+    from bench import s3_bench
+
+    report = sorted(Path(ROOT, "bench", "results").glob("s3-*.json"))[-1]
+    page = Path(s3_bench.PAGE).read_text(encoding="utf-8")
+    shown = page.split(s3_bench.START, 1)[1].split(s3_bench.END, 1)[0].strip()
+    rendered = s3_bench.table(json.loads(report.read_text(encoding="utf-8")), report.relative_to(ROOT).as_posix())
+    assert shown == rendered.strip(), \
+        f"docs/operators/object-storage.md is stale: run python bench/s3_bench.py --write {report.name}"

@@ -223,17 +223,18 @@ class Writable(Protocol):
     def write(self, data: bytes, /) -> object: ...
 
 
-def copy_stream(stream: Readable, out: Writable, hashes: tuple[Any, ...], limit: int | None) -> int:
-    """Copy `stream` to `out` updating each of `hashes`; returns the size. The request's thread reads, writes and
-    feeds the first hash; the others (the SHA-256) run in a second thread, one chunk at a time, which only hashes
-    (hashlib lets go of the GIL over a chunk): a 1 GiB upload over TLS 307-316 -> 387-393 MiB/s
-    (bench/bench.py --parts upload, idle machine). A second thread that also wrote and took the MD5 made each
+def copy_stream(stream: Readable, out: Writable, hashes: tuple[Any, ...], limit: int | None,
+                chunk_size: int = CHUNK) -> int:
+    """Copy `stream` to `out`, `chunk_size` bytes a read, updating each of `hashes`; returns the size. The request's
+    thread reads, writes and feeds the first hash; the others (the SHA-256) run in a second thread, one chunk at a
+    time, which only hashes (hashlib lets go of the GIL over a chunk): a 1 GiB upload over TLS 307-316 -> 387-393
+    MiB/s (bench/bench.py --parts upload, idle machine). A second thread that also wrote and took the MD5 made each
     recv() wait for the GIL (a 1 GiB upload through gunicorn: 51 MiB/s with it, 117 MiB/s without)."""
     first, others = hashes[0], hashes[1:]
     size = 0
     with ThreadPoolExecutor(1) if others else nullcontext() as side:
         pending: Future[None] | None = None
-        while chunk := stream.read(CHUNK):
+        while chunk := stream.read(chunk_size):
             size += len(chunk)
             check_limit(size, limit)
             if pending is not None:

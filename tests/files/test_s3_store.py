@@ -4,6 +4,7 @@ returns), presigned downloads, the orphan sweep over the bucket, fixity re-hashi
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import io
@@ -83,6 +84,36 @@ def test_a_large_put_is_sent_in_parts(client, auth):  # type: ignore[no-untyped-
     assert response.json["checksum"] == "md5:" + hashlib.md5(body).hexdigest()
     got = download(client, f"{bucket}/big.bin", headers=auth)
     assert got.data == body
+
+
+class _ShortReads(io.BytesIO):
+    """A request body that gives at most `most` bytes a read, as a body arriving in pieces can."""
+
+    def __init__(self, data: bytes, most: int) -> None:
+        super().__init__(data)
+        self.most = most
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        return super().read(self.most if size is None or size < 0 else min(size, self.most))
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        chunk = self.read(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
+
+
+def test_short_reads_are_gathered_into_whole_parts(client, auth, settings):  # type: ignore[no-untyped-def]
+    """Reads of 3 MiB (not a part each): the parts are gathered from them, the last one short; the object and its
+    hashes are the whole body's."""
+    body = hashlib.sha256(b"pieces").digest() * (19 * 1024 * 1024 // 32) + b"tail"
+    bucket = make_deposit(client, auth)["links"]["bucket"].replace("https://localhost", "")
+    response = client.put(f"{bucket}/pieces.bin", input_stream=_ShortReads(body, 3 * 1024 * 1024),
+                          headers={**auth, "Content-Length": str(len(body))})
+    assert response.status_code in (200, 201), response.json
+    assert response.json["checksum"] == "md5:" + hashlib.md5(body).hexdigest()
+    got = download(client, f"{bucket}/pieces.bin", headers=auth)
+    assert got.data == body
+    assert got.headers["Content-Digest"] == f"sha-256=:{base64.b64encode(hashlib.sha256(body).digest()).decode()}:"
 
 
 class _Dies(io.BytesIO):
