@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import LargeBinary, and_, select, type_coerce
+from sqlalchemy import LargeBinary, Select, and_, select, type_coerce
 
 from repository.config import Settings
 from repository.records import renditions, stats
@@ -34,6 +34,7 @@ from serializers.oai import metadata_renderer, rendition_name
 BATCH = 2000
 # The DataCite `<resource>` of each record as OAI-PMH's `registry` format serves it (its stored rendition).
 DATACITE = OAI_FORMATS["registry"]
+RENDITION = rendition_name(DATACITE)
 
 
 @dataclass
@@ -45,27 +46,35 @@ class Batch:
     resources: list[bytes]
 
 
-def public_records(db: Database, settings: Settings, search: IndexBuilder, ctx: RenderContext,
-                   batch: int = BATCH) -> Iterator[Batch]:
-    """Every live (not deleted, not in review) record in id order, `batch` at a time, showing files only where
-    every reader may see them (restricted, closed and embargoed records show none), with current `stats`."""
+def scan_query(settings: Settings, search: IndexBuilder, batch: int = BATCH) -> Select:
+    """The export's scan: `batch` live records rows after an id (`.where(records.c.id > last)`), each with its
+    stored copy when current (`copy`, packed, and its digest `source`), its stored DataCite rendition (`rendered`:
+    its digest, `body`: packed) and its version's then its concept's totals (the last columns, in stats.COUNTS
+    order)."""
     r, copy, kept = records.c, built_records.c, rendition_rows.c
-    fmt, render = rendition_name(DATACITE), metadata_renderer(DATACITE)
     current = and_(copy.record_id == r.id, copy.revision == r.revision, copy.updated == r.updated,
                    copy.engine.in_(readable_forms(settings, search)))
     # The counts come joined to the scan (the version's and its concept's totals), and so does the stored
     # rendition: separate queries by id list cost more in compiling their 2,000 parameters than in running.
     version, concept = usage_totals.alias("version_totals"), usage_totals.alias("concept_totals")
-    query = (select(r.id, r.conceptrecid, r.revision, r.updated, r.access_right, r.embargo_until,
-                    type_coerce(copy.record, LargeBinary).label("copy"), copy.digest.label("source"),
-                    kept.digest.label("rendered"), type_coerce(kept.body, LargeBinary).label("body"),
-                    *(version.c[name].label(f"version_{name}") for name in stats.COUNTS),
-                    *(concept.c[name].label(f"concept_{name}") for name in stats.COUNTS))
-             .select_from(records.outerjoin(built_records, current)
-                          .outerjoin(rendition_rows, and_(kept.record_id == r.id, kept.format == fmt))
-                          .outerjoin(version, version.c.id == r.id)
-                          .outerjoin(concept, concept.c.id == r.conceptrecid))
-             .where(r.deleted.is_(None), r.review.is_(None)).order_by(r.id).limit(batch))
+    return (select(r.id, r.conceptrecid, r.revision, r.updated, r.access_right, r.embargo_until,
+                   type_coerce(copy.record, LargeBinary).label("copy"), copy.digest.label("source"),
+                   kept.digest.label("rendered"), type_coerce(kept.body, LargeBinary).label("body"),
+                   *(version.c[name].label(f"version_{name}") for name in stats.COUNTS),
+                   *(concept.c[name].label(f"concept_{name}") for name in stats.COUNTS))
+            .select_from(records.outerjoin(built_records, current)
+                         .outerjoin(rendition_rows, and_(kept.record_id == r.id, kept.format == RENDITION))
+                         .outerjoin(version, version.c.id == r.id)
+                         .outerjoin(concept, concept.c.id == r.conceptrecid))
+            .where(r.deleted.is_(None), r.review.is_(None)).order_by(r.id).limit(batch))
+
+
+def public_records(db: Database, settings: Settings, search: IndexBuilder, ctx: RenderContext,
+                   batch: int = BATCH) -> Iterator[Batch]:
+    """Every live (not deleted, not in review) record in id order, `batch` at a time, showing files only where
+    every reader may see them (restricted, closed and embargoed records show none), with current `stats`."""
+    r, fmt, render = records.c, RENDITION, metadata_renderer(DATACITE)
+    query = scan_query(settings, search, batch)
     dialect = db.engine.dialect
     salt = renditions.salt(fmt, ctx, render)
     last = 0
