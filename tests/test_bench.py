@@ -324,3 +324,34 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     written = page.read_text(encoding="utf-8")
     assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
     assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written
+
+
+@pytest.mark.slow  # a generated corpus loaded, grown, and exported in child processes
+def test_export_bench_measures_each_size_and_writes_its_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`bench/grow_instance.py` copies a generated instance's records under new ids; `bench/export_bench.py`
+    exports each size as many records as its plain loop reads, and `--write` puts the report's table between the
+    page's markers (no rate asserted: a verdict at a size under the target's says so)."""
+    from bench import export_bench, generate_corpus, grow_instance
+    from repository.storage.engine import close_all
+
+    small = str(tmp_path / "small")
+    monkeypatch.setenv("INSTANCE_PATH", small)
+    assert generate_corpus.main(["--records", "30", "--jobs", "0", "--batch", "10", "--quiet"]) == 0
+    close_all()
+    grown = grow_instance.grow(small, str(tmp_path / "grown"), 75)
+    assert grown["records"] == 75 and grown["copies"] == 2
+    report = tmp_path / "export.json"
+    monkeypatch.delenv("INSTANCE_PATH")
+    assert export_bench.main(["--instance", str(tmp_path / "grown"), "--instance", small, "--rounds", "1",
+                              "--out", str(report)]) == 0
+    found = json.loads(report.read_text(encoding="utf-8"))
+    assert [one["records"] for one in found["sizes"]] == [30, 75]  # smallest first
+    for one in found["sizes"]:
+        assert one["rounds"][0]["plain_records"] == one["records"] and one["anon_peak_kb"] > 0
+    assert found["verdict"]["at_target_size"] is False and found["verdict"]["met_wall"] is False
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{export_bench.START}\nold\n{export_bench.END}\nafter\n", encoding="utf-8")
+    assert export_bench.main(["--write", str(report), "--page", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    assert "| 75 | " in written and "not measured at that size" in written
