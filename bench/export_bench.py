@@ -131,19 +131,10 @@ def measure_one(instance: str, rounds: int) -> dict[str, Any]:
     return result
 
 
-def commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "n/a"
-    return head + ("-dirty" if dirty else "")
-
-
 def measure(instances: list[str], rounds: int) -> dict[str, Any]:
     """Every instance in a process of its own, smallest first; the report."""
+    from bench.results_table import described_commit
+
     started, load_before = datetime.now(UTC), os.getloadavg()[0]
     sizes = []
     for instance in instances:
@@ -154,7 +145,8 @@ def measure(instances: list[str], rounds: int) -> dict[str, Any]:
     largest = sizes[-1] if sizes else None
     report: dict[str, Any] = {
         "started": started.isoformat(timespec="seconds"), "ended": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": commit(), "cpus": os.cpu_count(), "load_before": load_before, "load_after": os.getloadavg()[0],
+        "commit": described_commit(), "cpus": os.cpu_count(), "load_before": load_before,
+        "load_after": os.getloadavg()[0],
         "rounds": rounds, "target_rate": TARGET_RATE, "target_records": TARGET_RECORDS, "sizes": sizes}
     if largest is not None:
         at_scale = largest["records"] >= TARGET_RECORDS
@@ -173,15 +165,10 @@ def _mb(kb: int) -> str:
 
 def table(report: dict[str, Any], source: str) -> str:
     """The Markdown docs/performance.md shows for one report."""
+    from bench.results_table import run_header
+
     lines = [
-        "| run | |", "|---|---|",
-        f"| date | {report['started']} to {report['ended']} |",
-        f"| commit | `{report['commit']}` |",
-        f"| machine | {report['cpus']} CPUs, load average {report['load_before']:.1f} before, "
-        f"{report['load_after']:.1f} after (1 min) |",
-        f"| rounds | best of {report['rounds']} per size (by wall clock) |",
-        f"| report | `{source}` |",
-        "",
+        *run_header(report, source, f"| rounds | best of {report['rounds']} per size (by wall clock) |"),
         "| records | export records/s | plain loop records/s | ratio | export records/s, CPU time | "
         "plain loop, CPU time | ratio, CPU time | own memory MB, first batch | own memory MB, peak | "
         "RSS MB with the mapped database, peak |",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +36,28 @@ def newest_report(folder: Path = RESULTS, part: str = "setups") -> Path:
         if json.loads(report.read_text(encoding="utf-8")).get(part):  # a run without that part has none, or {}
             return report
     raise SystemExit(f"no bench-*.json with {part!r} in {folder}: run python bench/bench.py --quick --out {folder}")
+
+
+def described_commit(root: Path = ROOT) -> str:
+    """The measured commit, `-dirty` when the measured code had changes not committed yet."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def run_header(report: dict, source: str, *rows: str) -> list[str]:
+    """The head of the table of a bench run in one process (search_bench, export_bench): its date, commit,
+    machine and load, then `rows` (`| name | value |`), then the report it comes from."""
+    return ["| run | |", "|---|---|",
+            f"| date | {report['started']} to {report['ended']} |",
+            f"| commit | `{report['commit']}` |",
+            f"| machine | {report['cpus']} CPUs, load average {report['load_before']:.1f} before, "
+            f"{report['load_after']:.1f} after (1 min) |",
+            *rows,
+            f"| report | `{source}` |",
+            ""]
 
 
 def _number(value: float | None, digits: int = 0) -> str:
