@@ -154,9 +154,14 @@ def measure(instances: list[str], rounds: int) -> dict[str, Any]:
             "records": largest["records"], "at_target_size": at_scale,
             "met_wall": at_scale and largest["export_rate"] >= TARGET_RATE,
             "met_cpu": at_scale and largest["export_cpu_rate"] >= TARGET_RATE,
-            # flat: the own memory's peak on the largest within a quarter of the smallest's
-            "memory_flat": largest["anon_peak_kb"] <= 1.25 * sizes[0]["anon_peak_kb"]}
+            # flat: the own memory's peak on the largest within a quarter of the smallest's (every round's)
+            "memory_flat": _peak(largest) <= 1.25 * _peak(sizes[0])}
     return report
+
+
+def _peak(one: dict[str, Any]) -> int:
+    """The own memory's peak of every round on one instance (a round that renders stale renditions holds more)."""
+    return max(r["anon_peak_kb"] for r in one["rounds"])
 
 
 def _mb(kb: int) -> str:
@@ -169,15 +174,18 @@ def table(report: dict[str, Any], source: str) -> str:
 
     lines = [
         *run_header(report, source, f"| rounds | best of {report['rounds']} per size (by wall clock) |"),
-        "| records | export records/s | plain loop records/s | ratio | export records/s, CPU time | "
-        "plain loop, CPU time | ratio, CPU time | own memory MB, first batch | own memory MB, peak | "
+        "| records | export records/s | every round | plain loop records/s | ratio | export records/s, CPU time | "
+        "plain loop, CPU time | ratio, CPU time | own memory MB, first batch | own memory MB, peak of every round | "
         "RSS MB with the mapped database, peak |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for one in report["sizes"]:
-        lines.append(f"| {one['records']:,} | {one['export_rate']:,} | {one['plain_rate']:,} | {one['ratio']:.3f} | "
-                     f"{one['export_cpu_rate']:,} | {one['plain_cpu_rate']:,} | {one['cpu_ratio']:.3f} | "
-                     f"{_mb(one['anon_first_batch_kb'])} | {_mb(one['anon_peak_kb'])} | {_mb(one['rss_peak_kb'])} |")
+        rounds = one["rounds"]
+        every = ", ".join(f"{r['export_rate']:,}" for r in rounds)
+        lines.append(f"| {one['records']:,} | {one['export_rate']:,} | {every} | {one['plain_rate']:,} | "
+                     f"{one['ratio']:.3f} | {one['export_cpu_rate']:,} | {one['plain_cpu_rate']:,} | "
+                     f"{one['cpu_ratio']:.3f} | {_mb(one['anon_first_batch_kb'])} | "
+                     f"{_mb(max(r['anon_peak_kb'] for r in rounds))} | {_mb(max(r['rss_peak_kb'] for r in rounds))} |")
     verdict = report.get("verdict")
     if verdict:
         def said(met: bool) -> str:
@@ -186,7 +194,7 @@ def table(report: dict[str, Any], source: str) -> str:
                   f"| {report['target_rate']:,} records/s at {report['target_records']:,} records, wall clock | "
                   f"{verdict['records']:,} | {said(verdict['met_wall'])} |",
                   f"| the same by CPU time | {verdict['records']:,} | {said(verdict['met_cpu'])} |",
-                  f"| memory flat (peak within 1.25x of the smallest corpus's) | {verdict['records']:,} | "
+                  f"| memory flat (own memory's peak, every round, within 1.25x of the smallest corpus's) | {verdict['records']:,} | "
                   f"{'met' if verdict['memory_flat'] else 'missed'} |"]
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import unicodedata
@@ -75,3 +76,14 @@ def test_the_performance_page_shows_the_newest_report():
             pytest.fail(f"docs/performance.md lacks the generated block {start}")
         shown = page.split(start, 1)[1].split(end, 1)[0].strip()
         assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/results_table.py --write"
+
+
+def test_the_performance_page_shows_the_newest_export_report():
+    from bench import export_bench
+
+    newest = sorted((ROOT / "bench" / "results").glob("export-*.json"))[-1]
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    shown = page.split(export_bench.START, 1)[1].split(export_bench.END, 1)[0].strip()
+    rendered = export_bench.table(json.loads(newest.read_text(encoding="utf-8")),
+                                  newest.relative_to(ROOT).as_posix())
+    assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/export_bench.py --write REPORT"
