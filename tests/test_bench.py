@@ -300,6 +300,17 @@ def test_a_run_that_got_error_responses_fails_the_benchmark_and_says_which(
     assert error_statuses(str(log)) == {"500 0 /records/<int:recid>": 2, "503 95 /api/records/": 1}
 
 
+def _written_table(bench, report, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """A page after `bench.main(["--write", report])`: the report's table between its markers, nothing else
+    changed."""
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{bench.START}\nold\n{bench.END}\nafter\n", encoding="utf-8")
+    assert bench.main(["--write", str(report), "--page", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    return written
+
+
 def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     """`bench/search_bench.py` over a small index: one row per comparison, and `--write` puts the report's table
     between the page's markers (no figure asserted)."""
@@ -318,11 +329,7 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
                                            "sort=version", "relevance", "facet access_right", "facet type",
                                            "facet file_type", "facet keywords"]
     assert rows[0]["total"] == 12 and rows[1]["total"] == 12
-    page = tmp_path / "page.md"
-    page.write_text(f"before\n{search_bench.START}\nold\n{search_bench.END}\nafter\n", encoding="utf-8")
-    assert search_bench.main(["--write", str(report), "--page", str(page)]) == 0
-    written = page.read_text(encoding="utf-8")
-    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    written = _written_table(search_bench, report, tmp_path)
     assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written
 
 
@@ -349,9 +356,5 @@ def test_export_bench_measures_each_size_and_writes_its_table(tmp_path, monkeypa
     for one in found["sizes"]:
         assert one["rounds"][0]["plain_records"] == one["records"] and one["anon_peak_kb"] > 0
     assert found["verdict"]["at_target_size"] is False and found["verdict"]["met_wall"] is False
-    page = tmp_path / "page.md"
-    page.write_text(f"before\n{export_bench.START}\nold\n{export_bench.END}\nafter\n", encoding="utf-8")
-    assert export_bench.main(["--write", str(report), "--page", str(page)]) == 0
-    written = page.read_text(encoding="utf-8")
-    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    written = _written_table(export_bench, report, tmp_path)
     assert "| 75 | " in written and "not measured at that size" in written
