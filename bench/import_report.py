@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from results_table import commit, write  # its neighbour: the benches put bench/ on the path
+from results_table import described_commit, write  # its neighbour: the benches put bench/ on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"
@@ -25,7 +25,7 @@ def markers(kind: str) -> tuple[str, str]:
 
 def start() -> dict[str, Any]:
     """The run's facts before it measures anything."""
-    return {"started": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
+    return {"started": datetime.now(UTC).isoformat(timespec="seconds"), "commit": described_commit(),
             "cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
 
 

@@ -39,6 +39,28 @@ def newest_report(folder: Path = RESULTS, part: str = "setups") -> Path:
     raise SystemExit(f"no bench-*.json with {part!r} in {folder}: run python bench/bench.py --quick --out {folder}")
 
 
+def described_commit(root: Path = ROOT) -> str:
+    """The measured commit, `-dirty` when the measured code had changes not committed yet."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def run_header(report: dict, source: str, *rows: str) -> list[str]:
+    """The head of the table of a bench run in one process (search_bench, export_bench): its date, commit,
+    machine and load, then `rows` (`| name | value |`), then the report it comes from."""
+    return ["| run | |", "|---|---|",
+            f"| date | {report['started']} to {report['ended']} |",
+            f"| commit | `{report['commit']}` |",
+            f"| machine | {report['cpus']} CPUs, load average {report['load_before']:.1f} before, "
+            f"{report['load_after']:.1f} after (1 min) |",
+            *rows,
+            f"| report | `{source}` |",
+            ""]
+
+
 def _number(value: float | None, digits: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
@@ -154,15 +176,6 @@ def render(path: Path) -> str:
 
 def render_engines(path: Path) -> str:
     return engines_table(json.loads(path.read_text(encoding="utf-8")), _source(path))
-
-
-def commit() -> str:
-    """The measured code's commit, `-dirty` when it had changes not committed yet; "" outside a checkout."""
-    try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
 
 
 def write(page: Path, text: str, start: str = START, end: str = END) -> None:

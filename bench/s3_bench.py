@@ -35,8 +35,7 @@ from botocore.config import Config
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.bench import Server  # noqa: E402
-from bench.results_table import report_arguments, write_report  # noqa: E402
-from bench.search_bench import commit  # noqa: E402
+from bench.results_table import described_commit, report_arguments, write_report  # noqa: E402
 from repository.accounts.tokens import SCOPES, create_token, create_user  # noqa: E402
 from repository.config import Settings  # noqa: E402
 from repository.services import build_services  # noqa: E402
@@ -248,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         write_report(args.page, args.write, table, START, END)
         return 0
     started, load_before = datetime.now(UTC), os.getloadavg()[0]
-    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": commit(),
+    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": described_commit(),
                               "cpus": os.cpu_count(), "load_before": load_before}
     report.update(run(args.endpoint, args.size, args.rounds))
     report["ended"], report["load_after"] = datetime.now(UTC).isoformat(timespec="seconds"), os.getloadavg()[0]

@@ -36,7 +36,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from facet_bench import best_of  # noqa: E402 - its neighbours, as in bench.py
 from generate_corpus import COMMON_TERM, PHRASE  # noqa: E402
-from results_table import commit, write  # noqa: E402
+from results_table import described_commit, run_header, write  # noqa: E402
 from werkzeug.datastructures import MultiDict  # noqa: E402
 
 from repository.search.documents import SORT_ORDERS  # noqa: E402
@@ -114,15 +114,8 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
 def table(report: dict[str, Any], source: str) -> str:
     """The report as the page's table."""
     lines = [
-        "| run | |", "|---|---|",
-        f"| date | {report['started']} to {report['ended']} |",
-        f"| commit | `{report['commit']}` |",
-        f"| machine | {report['cpus']} CPUs, load average {report['load_before']:.1f} before, "
-        f"{report['load_after']:.1f} after (1 min) |",
-        f"| corpus | {report['records']:,} records in the index |",
-        f"| rounds | best of {report['rounds']} (CPU time of one process, result cache off) |",
-        f"| report | `{source}` |",
-        "",
+        *run_header(report, source, f"| corpus | {report['records']:,} records in the index |",
+                    f"| rounds | best of {report['rounds']} (CPU time of one process, result cache off) |"),
         "| search | ratio | matches of the first | first ms | second ms | ratio | target | verdict |",
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
@@ -152,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--instance or --write")
     backend = EmbeddedBackend(Path(args.instance) / "index", cache_entries=0)
     started, load_before = datetime.now(UTC), os.getloadavg()[0]
-    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": commit(),
+    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": described_commit(),
                               "cpus": os.cpu_count(), "records": backend._live().num_docs, "rounds": args.rounds,
                               "load_before": load_before}
     report.update(measure(backend, args.rounds))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import orjson
 
 from repository import urls
@@ -79,6 +80,47 @@ def v1_record(record: dict[str, Any]) -> dict[str, Any]:
 def render_v1(record: dict[str, Any], ctx: RenderContext) -> bytes:
     """One record as `application/vnd.service.v1+json`."""
     return orjson.dumps(v1_record(record))
+
+
+# A stored record's top level, each value its JSON text as stored; file objects likewise (docs/operators/export.md#speed).
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_FILES = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+_ENCODE = msgspec.json.Encoder()
+# A person's extra keys as a stored record can hold them (a quote inside a JSON string is escaped: these bytes
+# are a key or a whole string value, never part of a longer text).
+_EXTRA_PERSON_KEYS = tuple(orjson.dumps(key) for key in EXTRA_PERSON_KEYS)
+
+
+def stored_top(data: bytes) -> dict[str, msgspec.Raw] | None:
+    """The top level of a stored record (`data`: its orjson bytes, as `built_records` keeps them) for
+    `render_v1_stored`, each value left as its JSON text; None when the v1 record must be built from the whole
+    record (its people carry keys beyond the specification's, or it is no JSON object)."""
+    if any(key in data for key in _EXTRA_PERSON_KEYS):
+        return None
+    try:
+        return _TOP.decode(data)
+    except msgspec.DecodeError:  # includes ValidationError: a value that is no JSON object
+        return None
+
+
+def render_v1_stored(top: dict[str, msgspec.Raw], replace: dict[str, Any]) -> bytes:
+    """The bytes `render_v1` gives for the stored record whose `stored_top` is `top` with its keys `replace`d (a
+    key it lacks is added last, as a dict's assignment does), without building the record's objects: only the
+    file objects are read, to keep their specification keys. Equal byte for byte to
+    `render_v1({**orjson.loads(data), **replace})`, since orjson wrote `data` and both write compact JSON."""
+    out = dict(top)
+    for key, value in replace.items():
+        out[key] = msgspec.Raw(orjson.dumps(value))
+    files = out.get("files")
+    if files is not None:
+        try:
+            objects = _FILES.decode(files)
+        except msgspec.DecodeError:  # not a list of objects: what v1_record does with it
+            return orjson.dumps(v1_record({**orjson.loads(_ENCODE.encode(top)), **replace}))
+        if objects:
+            out["files"] = msgspec.Raw(_ENCODE.encode([{k: v for k, v in item.items() if k in FILE_KEYS}
+                                                       for item in objects]))
+    return _ENCODE.encode(out)
 
 
 def render_v1_search(

@@ -301,6 +301,17 @@ def test_a_run_that_got_error_responses_fails_the_benchmark_and_says_which(
     assert error_statuses(str(log)) == {"500 0 /records/<int:recid>": 2, "503 95 /api/records/": 1}
 
 
+def _written_table(bench, report, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """A page after `bench.main(["--write", report])`: the report's table between its markers, nothing else
+    changed."""
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{bench.START}\nold\n{bench.END}\nafter\n", encoding="utf-8")
+    assert bench.main(["--write", str(report), "--page", str(page)]) == 0
+    written = page.read_text(encoding="utf-8")
+    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    return written
+
+
 def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     """`bench/search_bench.py` over a small index: one row per comparison, and `--write` puts the report's table
     between the page's markers (no figure asserted)."""
@@ -320,11 +331,7 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
         ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "facet access_right",
          "facet type", "facet file_type", "facet keywords"]
     assert rows[0]["total"] == 12 and rows[1]["total"] == 12
-    page = tmp_path / "page.md"
-    page.write_text(f"before\n{search_bench.START}\nold\n{search_bench.END}\nafter\n", encoding="utf-8")
-    assert search_bench.main(["--write", str(report), "--page", str(page)]) == 0
-    written = page.read_text(encoding="utf-8")
-    assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
+    written = _written_table(search_bench, report, tmp_path)
     assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written
 
 
@@ -353,3 +360,30 @@ def test_the_object_storage_page_shows_the_newest_s3_report() -> None:
     rendered = s3_bench.table(json.loads(report.read_text(encoding="utf-8")), report.relative_to(ROOT).as_posix())
     assert shown == rendered.strip(), \
         f"docs/operators/object-storage.md is stale: run python bench/s3_bench.py --write {report.name}"
+
+
+@pytest.mark.slow  # a generated corpus loaded, grown, and exported in child processes
+def test_export_bench_measures_each_size_and_writes_its_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`bench/grow_instance.py` copies a generated instance's records under new ids; `bench/export_bench.py`
+    exports each size as many records as its plain loop reads, and `--write` puts the report's table between the
+    page's markers (no rate asserted: a verdict at a size under the target's says so)."""
+    from bench import export_bench, generate_corpus, grow_instance
+    from repository.storage.engine import close_all
+
+    small = str(tmp_path / "small")
+    monkeypatch.setenv("INSTANCE_PATH", small)
+    assert generate_corpus.main(["--records", "30", "--jobs", "0", "--batch", "10", "--quiet"]) == 0
+    close_all()
+    grown = grow_instance.grow(small, str(tmp_path / "grown"), 75)
+    assert grown["records"] == 75 and grown["copies"] == 2
+    report = tmp_path / "export.json"
+    monkeypatch.delenv("INSTANCE_PATH")
+    assert export_bench.main(["--instance", str(tmp_path / "grown"), "--instance", small, "--rounds", "1",
+                              "--out", str(report)]) == 0
+    found = json.loads(report.read_text(encoding="utf-8"))
+    assert [one["records"] for one in found["sizes"]] == [30, 75]  # smallest first
+    for one in found["sizes"]:
+        assert one["rounds"][0]["plain_records"] == one["records"] and one["anon_peak_kb"] > 0
+    assert found["verdict"]["at_target_size"] is False and found["verdict"]["met_wall"] is False
+    written = _written_table(export_bench, report, tmp_path)
+    assert "| 75 | " in written and "not measured at that size" in written

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import sys
 import unicodedata
@@ -95,3 +96,14 @@ def test_the_performance_page_shows_the_newest_import_reports():
         shown = page.split(start, 1)[1].split(end, 1)[0].strip()
         assert shown == import_report.render(newest)[1].strip(), (
             f"docs/performance.md is stale: run the benchmark's --write {newest.relative_to(ROOT)}")
+
+
+def test_the_performance_page_shows_the_newest_export_report():
+    from bench import export_bench
+
+    newest = sorted((ROOT / "bench" / "results").glob("export-*.json"))[-1]
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    shown = page.split(export_bench.START, 1)[1].split(export_bench.END, 1)[0].strip()
+    rendered = export_bench.table(json.loads(newest.read_text(encoding="utf-8")),
+                                  newest.relative_to(ROOT).as_posix())
+    assert shown == rendered.strip(), "docs/performance.md is stale: run python bench/export_bench.py --write REPORT"

@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -17,14 +18,12 @@ from isal import igzip
 
 from repository.config import Settings
 from repository.exports import folder
-from repository.exports.reader import BATCH, public_records
-from repository.records import renditions
+from repository.exports.reader import BATCH, DATACITE, public_records
 from repository.records.render_context import render_context
 from repository.search.backend import IndexBuilder
 from repository.storage import Database
 from repository.timeutil import isoformat, utcnow
-from serializers import OAI_FORMATS, REGISTRY
-from serializers.oai import metadata_renderer, rendition_name
+from serializers import REGISTRY
 
 FORMAT_VERSION = 1  # of the export's layout: the files, the manifest's keys
 # gzip through ISA-L (the same format, any gunzip reads it): at its level 1 it compressed an export's 198 MB in
@@ -89,11 +88,6 @@ def export_records(db: Database, settings: Settings, search: IndexBuilder, root:
 def _write_files(db: Database, settings: Settings, search: IndexBuilder, partial: str, batch: int,
                  progress: Callable[[int], object] | None) -> dict[str, dict[str, Any]]:
     ctx = render_context(settings, db)
-    v1 = REGISTRY["v1"].render
-    # The DataCite `<resource>` of each record as OAI-PMH's `registry` format serves it: stored renditions, rendered
-    # (and stored) only for the records changed since they were last rendered, so a periodic export renders little.
-    datacite = OAI_FORMATS["registry"]
-    name, render = rendition_name(datacite), metadata_renderer(datacite)
     count = 0
     with open(os.path.join(partial, folder.JSONL), "wb") as jsonl_file, \
             open(os.path.join(partial, folder.DATACITE), "wb") as xml_file:
@@ -101,14 +95,20 @@ def _write_files(db: Database, settings: Settings, search: IndexBuilder, partial
         with igzip.GzipFile(fileobj=jsonl_out, mode="wb", compresslevel=LEVEL, mtime=0) as jsonl, \
                 igzip.GzipFile(fileobj=xml_out, mode="wb", compresslevel=LEVEL, mtime=0) as xml:
             xml.write(BUNDLE_START)
-            for found in public_records(db, settings, search, batch):
-                jsonl.write(b"".join(v1(record, ctx) + b"\n" for record in found.records))
-                with db.read() as conn:
-                    bodies = renditions.bodies(conn, db, settings, ctx, found.rows, name, render)
-                xml.write(b"".join(bodies[row["id"]] + b"\n" for row in found.rows if row["id"] in bodies))
-                count += len(found.records)
-                if progress is not None:
-                    progress(count)
+            # Compressing, hashing and writing a batch (ISA-L and hashlib let go of the GIL) on a thread of its
+            # own, while this one reads the next: one batch in flight, so memory stays at two batches.
+            with ThreadPoolExecutor(1, thread_name_prefix="export-gzip") as pool:
+                pending: Future[None] | None = None
+                for found in public_records(db, settings, search, ctx, batch):
+                    lines, resources = _joined(found.lines), _joined(found.resources)
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(_write_both, jsonl, lines, xml, resources)
+                    count += len(found.lines)
+                    if progress is not None:
+                        progress(count)
+                if pending is not None:
+                    pending.result()
             xml.write(BUNDLE_END)
         for handle in (jsonl_file, xml_file):
             handle.flush()
@@ -117,7 +117,17 @@ def _write_files(db: Database, settings: Settings, search: IndexBuilder, partial
                            "format": "v1", "media_type": REGISTRY["v1"].mimetype, "compression": "gzip"},
             folder.DATACITE: {"sha256": xml_out.digest.hexdigest(), "size": xml_out.size, "records": count,
                               "format": "datacite", "media_type": REGISTRY["datacite"].mimetype,
-                              "schema": datacite.schema, "namespace": datacite.namespace, "compression": "gzip"}}
+                              "schema": DATACITE.schema, "namespace": DATACITE.namespace, "compression": "gzip"}}
+
+
+def _joined(items: list[bytes]) -> bytes:
+    """One line per item."""
+    return b"\n".join(items) + b"\n" if items else b""
+
+
+def _write_both(first: igzip.IGzipFile, first_data: bytes, second: igzip.IGzipFile, second_data: bytes) -> None:
+    first.write(first_data)
+    second.write(second_data)
 
 
 def _manifest(settings: Settings, name: str, when: dt.datetime, files: dict[str, dict[str, Any]]) -> dict[str, Any]:

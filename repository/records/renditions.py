@@ -224,6 +224,13 @@ def _store(db: Database, rows: list[dict]) -> None:
         log.info("renditions not stored (%d rendered again next time): %s", len(rows), exc.__class__.__name__)
 
 
+def salt(fmt: str, ctx: RenderContext, render: Render) -> bytes:
+    """What a rendition's digest takes besides its source digest: the digest of a current rendition of a built
+    record in `fmt` is `sha256(salt + source_digest(record)).hexdigest()` (for a reader that joins the stored
+    renditions to its own scan, as the full public export does)."""
+    return _salt(fmt, ctx, render)
+
+
 def _salt(fmt: str, ctx: RenderContext, render: Render) -> bytes:
     """What a body depends on besides the built record: the format, the context and the renderers' code."""
     module = getattr(render, "__module__", "")
