@@ -128,6 +128,7 @@ def _recids(db) -> set[int]:  # type: ignore[no-untyped-def]
         return set(conn.execute(select(records.c.id)).scalars())
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_bulk_load_into_a_repository_that_has_records_upserts_into_the_live_index(app) -> None:  # type: ignore[no-untyped-def]
     services = app.extensions["repository"]
     db, settings = services.db, services.settings

@@ -53,6 +53,7 @@ def test_the_architecture_pages_name_only_paths_that_exist():
     assert not missing, "paths named in the architecture pages that do not exist:\n" + "\n".join(missing)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_every_section_a_comment_cites_exists():
     broken = []
     for source in code_files():

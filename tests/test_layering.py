@@ -277,6 +277,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_no_import_cycles() -> None:
     assert cycles(_graph()) == []
 

@@ -53,6 +53,7 @@ def hand_built(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 yield node.lineno, part.value
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_no_url_is_built_outside_the_link_builder() -> None:
     found = []
     for package in ("repository", "serializers"):

@@ -78,6 +78,7 @@ def test_the_last_administrator_cannot_be_removed_or_blocked(app, client):
     assert client.get(f"/api/admin/users/{other_id}", headers=root).status_code == 403  # root is a moderator now
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_takedown_with_a_public_reason_shows_in_the_410_then_restore(app, client, auth):
     _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     rec = published(client, auth)

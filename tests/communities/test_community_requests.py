@@ -1,5 +1,6 @@
 """Inclusion requests: made on publish, decided by the community owner, applying to every version."""
 
+import pytest
 from helpers.factories import published
 
 API = "/api/deposit/depositions"
@@ -11,6 +12,7 @@ def make_community(client, auth, identifier: str) -> None:  # type: ignore[no-un
     assert response.status_code == 201, response.json
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_request_accept_and_membership(client, make_token):
     curator = {"Authorization": f"Bearer {make_token('curator@example.org')}"}
     author = {"Authorization": f"Bearer {make_token('author@example.org')}"}
@@ -46,6 +48,7 @@ def test_request_accept_and_membership(client, make_token):
     ]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_reject(client, make_token):
     curator = {"Authorization": f"Bearer {make_token('curator@example.org')}"}
     author = {"Authorization": f"Bearer {make_token('author@example.org')}"}
@@ -70,6 +73,7 @@ def test_unknown_community_is_a_validation_error(client, auth):
     assert response.json["errors"][0]["field"] == "metadata.communities.0.identifier"
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_deciding_needs_the_actions_scope(client, make_token):
     """A token with no scopes only reads (the documented read-only token): it lists the requests but neither
     accepts nor rejects them (403 naming the scope); `deposit:write` alone does not decide either."""

@@ -39,6 +39,7 @@ def subject(message) -> str:  # type: ignore[no-untyped-def]
     return str(message["Subject"]).strip()
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_owner_is_mailed_once_of_a_new_request_and_can_act_on_it(app, client, people):
     curator, author = people
     dep = published(client, author, communities=[{"identifier": "ecology"}])

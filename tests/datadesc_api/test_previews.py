@@ -54,6 +54,7 @@ def test_bad_preview_requests(package_deposit, client, auth):
     assert not_a_table.status_code == 404 and "CSV" in not_a_table.json["message"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_numbers_past_64_bits_are_400s(package_deposit, client, auth):
     """A guest's preview with an offset, a limit or an integer filter past 64 bits: a 400 naming it, not a 500
     (the answer echoes the offset, and SQLite takes no such integer)."""

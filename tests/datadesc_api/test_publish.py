@@ -64,6 +64,7 @@ def blocking(make_settings, make_token):  # type: ignore[no-untyped-def]
     app.extensions["repository"].db.dispose()
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_blocking_setting_refuses_invalid_and_pending_documents(blocking):
     client, auth, runner = blocking
     dep = make_deposit(client, auth, title="")  # a metadata error too: both are listed at once
@@ -90,6 +91,7 @@ def test_blocking_setting_refuses_invalid_and_pending_documents(blocking):
     assert client.post(f"{API}/{dep['id']}/actions/publish", headers=auth).status_code == 202
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_refused_publish_still_starts_validating_documents_it_found_without_report(blocking):
     """The rows a publish creates for files that had none (uploaded before this feature) roll back with its 400:
     they are made again after the rollback and validated, so the next publish passes."""
@@ -107,6 +109,7 @@ def test_a_refused_publish_still_starts_validating_documents_it_found_without_re
     assert client.post(f"{API}/{dep['id']}/actions/publish", headers=auth).status_code == 202
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_new_version_documents_are_checked_before_publishing(blocking):
     client, auth, runner = blocking
     dep = make_deposit(client, auth)

@@ -27,6 +27,7 @@ def _datacite(client, recid: int) -> etree._Element:  # type: ignore[no-untyped-
     return etree.fromstring(response.data)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_new_dois_take_the_configured_prefix(make_settings, make_token) -> None:  # type: ignore[no-untyped-def]
     app, client = _client(make_settings, DOI_PREFIX="10.12345", DOI_NAMESPACE="inst")
     auth = {"Authorization": f"Bearer {make_token()}"}

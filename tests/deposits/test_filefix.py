@@ -28,6 +28,7 @@ def _unlock(client, auth, dep_id):  # type: ignore[no-untyped-def]
     return client.post(f"{API}/{dep_id}/actions/unlockfiles", headers=auth)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_fix_a_file_and_publish_again(app, client, auth, clock):
     dep = published(client, auth, content=b"a,b\n1,2\n")
     recid, doi = dep["id"], dep["doi"]

@@ -153,6 +153,7 @@ def test_an_unknown_format_is_a_clear_error(client, auth):
     assert response.json["errors"] == [{"field": "format", "message": "Expected one of zip, bagit, rocrate."}]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_file_missing_on_disk_is_a_503_before_any_byte(app, client, auth, settings):
     record = _record(client, auth, {"one.txt": b"1", "two.txt": b"2"})
     with app.extensions["repository"].db.read() as conn:

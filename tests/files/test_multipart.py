@@ -105,6 +105,7 @@ def test_parts_in_any_order_then_complete(client, auth, bucket, settings):
     assert send(client, auth, bucket, uid, 0, chunk(0)).status_code == 409
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_part_sent_again_replaces_it(client, auth, bucket):
     uid = start(client, auth, bucket).json["id"]
     assert send(client, auth, bucket, uid, 0, b"x" * PART).status_code == 200

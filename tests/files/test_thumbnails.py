@@ -40,6 +40,7 @@ def test_thumbnails_follow_file_access(client, auth):
     assert download(client, f"/api/records/{dep['id']}/thumb50", headers=auth).status_code == 200
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_thumbnails_are_rate_limited(make_settings, make_token):
     client = https_client(create_app(make_settings(RATELIMIT_THUMBNAILS="2/minute")))
     auth = {"Authorization": f"Bearer {make_token()}"}

@@ -121,6 +121,7 @@ def test_without_publish_the_rows_are_drafts_of_their_owners(app, settings, tmp_
     assert count(app, records) == 0
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_file_that_cannot_be_fetched_fails_its_row_only(app, settings, source: RecordedSource, tmp_path,
                                                          capsys) -> None:
     (tmp_path / "ok.csv").write_bytes(DATA)

@@ -160,6 +160,7 @@ def _service_accepts(validate: Any, metadata: dict, lookups: Any) -> bool:
     return True
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 @pytest.mark.parametrize(
     ("name", "changes", "publishable", "draftable"), SAMPLES, ids=[s[0] for s in SAMPLES]
 )

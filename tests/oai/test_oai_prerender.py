@@ -54,6 +54,7 @@ def test_an_unknown_prefix_stops_start_up(value):
         Settings.build({"OAI_PRERENDER": value})
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_record_content_cannot_forge_a_metadata_slot(oai: Oai, client, auth):
     forged = "<!--rendition 0--> and <!--rendition 1-->"
     dep = published(client, auth, title=forged, description=f"<p>{forged}</p>")

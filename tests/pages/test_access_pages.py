@@ -121,6 +121,7 @@ def test_reject_with_a_message_and_nobody_else_decides(app, client):
     assert post_form(owner, accept_path, {}, page=PAGE).status_code == 409
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_guest_asks_confirms_and_signs_up_with_that_address(app, client):
     owner = browser(app, OWNER)
     recid, file_path = restricted_record(app, client)

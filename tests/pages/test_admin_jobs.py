@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers.factories import published
 from helpers.http import https_client
 from helpers.pages import post_form, signed_in
@@ -92,6 +93,7 @@ def test_the_api_lists_retries_and_drops_entries(app, client, auth, monkeypatch)
     assert actions == ["outbox.drop"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_numbers_are_those_of_the_metrics(app, client, auth):
     root = _admin(app, client)
     published(client, auth)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers.factories import published
 from helpers.http import https_client
 from helpers.pages import post_form, referer, signed_in
@@ -62,6 +63,7 @@ def test_a_form_without_the_csrf_token_changes_nothing(app, client):
     assert [e["actor_id"] for e in _entries(app, action="user.")] == [None]  # the operator's only
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_an_admin_takes_a_record_down_with_a_reason_then_restores_it(app, client, auth):
     signed_in(client, app, "root@example.org", PASSWORD)
     _role(app, "root@example.org", "admin")
@@ -82,6 +84,7 @@ def test_an_admin_takes_a_record_down_with_a_reason_then_restores_it(app, client
     assert "record.takedown" in log and "record.restore" in log
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_owners_deletion_requests_are_accepted_or_declined(app, client, auth):
     signed_in(client, app, "mod@example.org", PASSWORD)
     _role(app, "mod@example.org", "moderator")

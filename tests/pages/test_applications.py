@@ -157,6 +157,7 @@ def test_a_form_without_its_csrf_token_is_refused(user_client):
     assert [t["name"] for t in user_client.get("/api/tokens/").json] == ["kept"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 @pytest.mark.parametrize(("data", "field", "message"), [
     ({"name": ""}, "name", "Give the token a name."),
     ({"name": "   "}, "name", "Give the token a name."),

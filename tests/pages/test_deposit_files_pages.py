@@ -68,6 +68,7 @@ def owner(client, app):  # type: ignore[no-untyped-def]
     return client
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_upload_two_files_rename_move_and_delete(owner):
     dep = new_draft(owner)
     assert "No files yet." in files_page(owner, dep["id"])
@@ -289,6 +290,7 @@ def test_replace_keeps_the_name_and_place_and_shows_both_checksums(client, app):
     assert len([p for p in Path(files.root).rglob("*") if p.is_file()]) == 2
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_refused_replacements_keep_the_old_file(client, app):
     signed_in(client, app, "owner@example.org", PASSWORD)
     dep = new_draft(client)

@@ -175,6 +175,7 @@ def test_save_every_field_and_repeatable_kind(owner, app, community):
     assert "keywords" not in m and "journal_title" not in m and m["custom"] == {"dwc:genus": ["Ursus"]}
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_rows_are_added_and_removed_without_javascript(owner):
     dep_id = start(owner)
     added = submit(owner, dep_id, {"title": "Typed, not saved", "creators-0-name": "Doe, Jane"}, "add:contributors")
@@ -238,6 +239,7 @@ def test_errors_are_shown_beside_their_fields_and_the_rest_is_saved(owner):
     assert m["language"] == "eng" and m["creators"][1]["orcid"] == ORCID and m["locations"][0]["lat"] == 46
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_languages_and_licenses_by_name(owner):
     dep_id = start(owner)
     html = owner.get(f"/deposit/{dep_id}").get_data(as_text=True)
@@ -263,6 +265,7 @@ def test_languages_and_licenses_by_name(owner):
     assert "/api/licenses" not in html.split('id="license-error"')[1].split("</p>")[0]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_resource_types_default_license_is_preselected(owner):
     dep_id = start(owner)
     assert 'name="license" value=""' in owner.get(f"/deposit/{dep_id}").get_data(as_text=True)  # no type yet

@@ -57,6 +57,7 @@ def test_a_moderator_bans_a_domain_and_approves_the_held_publication(app, client
     assert "No domain is banned" in client.get(queue).get_data(as_text=True)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_record_is_hidden_while_reviewed_then_unhidden(app, client, auth):
     signed_in(client, app, "mod@example.org", PASSWORD)
     _role(app, "mod@example.org", "moderator")

@@ -89,6 +89,7 @@ def test_description_html_is_cleaned_again_when_shown(client, auth, app):
     assert shown == "<p>Hi</p>" and "<script>alert" not in html and "onclick" not in html
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_citation_styles_are_chosen_by_a_get_form(client, auth):
     dep = published(client, auth, **FULL)
     _, html = page(client, f"/records/{dep['id']}?style=ieee")
@@ -168,6 +169,7 @@ def test_etag_and_caching(client, auth):
     assert "no-store" in owned.headers["Cache-Control"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_restricted_and_embargoed_records_say_what_applies(client, auth):
     restricted = published(client, auth, access_right="restricted", access_conditions="<p>Researchers only.</p>")
     _, html = page(client, f"/records/{restricted['id']}")
@@ -192,6 +194,7 @@ def _with_files(client, auth, files: dict[str, bytes], **overrides):  # type: ig
     return publish(client, auth, dep)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_previews_of_a_table_an_image_and_a_pdf(client, auth):
     rows = b"n,name\n" + b"".join(b"%d,row %d\n" % (i, i) for i in range(120))
     dep = _with_files(client, auth, {"figure.png": PNG, "table.csv": rows, "paper.pdf": PDF, "data.bin": b"hi"})
@@ -248,6 +251,7 @@ def test_malformed_addresses_are_html_404s(client, path):
 ODD = ["", "\x00", "%00", "é" * 300, "../../etc/passwd", "a" * 5000, "<script>", "apa\n", "-1", "1e9", "𝔘"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_odd_query_values_never_fail(client, auth):
     dep = _with_files(client, auth, {"table.csv": b"a,b\n1,2\n"})
     recid = dep["id"]

@@ -22,6 +22,7 @@ def _meta(html: str, attribute: str, name: str) -> str:
     return found[0]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_descriptions_keep_their_breaks_in_the_head_and_json_ld(client, auth):
     dep = published(client, auth, description=DESCRIPTION, title="Soil moisture")
     html = client.get(f"/records/{dep['id']}").get_data(as_text=True)

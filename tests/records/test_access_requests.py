@@ -120,6 +120,7 @@ def test_request_accept_download_expire_revoke(app, client, auth, make_token):
     assert client.post(requests_url(recid), json={"justification": WHY}, headers=reader).status_code == 201
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_reject_with_a_message_mails_the_requester(app, client, auth, make_token):
     reader = bearer(make_token, READER, ())  # any token will do to ask
     dep = published(client, auth, **RESTRICTED)
@@ -135,6 +136,7 @@ def test_reject_with_a_message_mails_the_requester(app, client, auth, make_token
     assert again.status_code == 409 and "rejected" in again.json["message"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_only_the_owner_sees_and_decides(app, client, auth, make_token):
     reader, other = bearer(make_token, READER), bearer(make_token, OTHER)
     dep = published(client, auth, **RESTRICTED)
@@ -154,6 +156,7 @@ def test_only_the_owner_sees_and_decides(app, client, auth, make_token):
     assert client.get(requests_url(dep["id"]), headers=auth).json[0]["status"] == "pending"
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_bad_requests_get_clear_errors(app, client, auth, make_token):
     reader = bearer(make_token, READER)
     open_dep = published(client, auth)
@@ -186,6 +189,7 @@ def test_bad_requests_get_clear_errors(app, client, auth, make_token):
         assert answer.status_code == 400 and answer.json["errors"][0]["field"] == "email", email
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_guest_confirms_the_address_before_the_owner_hears(app, client, auth):
     guest = "guest@example.net"
     dep = published(client, auth, **RESTRICTED)

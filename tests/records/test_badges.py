@@ -69,6 +69,7 @@ def test_a_taken_down_record_has_no_badge(client, auth, settings):
     assert client.get(f"/badge/doi/{dep['doi'].rsplit('.', 1)[0]}.{dep['conceptrecid']}.svg").status_code == 410
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_no_link_a_record_or_community_hands_out_is_dead(client, auth):
     assert client.post("/api/communities", json={"identifier": "lab", "title": "Lab"}, headers=auth).status_code == 201
     dep = published(client, auth, communities=[{"identifier": "lab"}])

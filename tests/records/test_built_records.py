@@ -50,6 +50,7 @@ def test_publish_stores_the_record_as_indexed(app, client, auth):
     assert row["engine"].startswith(search.engine)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_edit_rewrites_the_row(app, client, auth):
     dep = published(client, auth, title="Before the edit")
     url = f"{API}/{dep['id']}"
@@ -75,6 +76,7 @@ def test_a_new_version_rewrites_the_older_ones(app, client, auth):
     assert orjson.loads(rows[first["id"]]["document"])["relations.version.is_last"] == ([False] if embedded else False)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_record_taken_down_loses_its_row(app, client, auth, settings):
     kept = published(client, auth, title="Kept", content=b"1")
     gone = published(client, auth, title="Gone", content=b"2")
@@ -82,6 +84,7 @@ def test_a_record_taken_down_loses_its_row(app, client, auth, settings):
     assert set(stored(app)) == {kept["id"]}
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_taking_the_latest_version_down_rewrites_the_older_ones(app, client, auth, settings):
     first = published(client, auth, title="Versioned")
     second = new_version(client, auth, first, b"v2")

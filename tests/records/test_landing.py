@@ -4,6 +4,7 @@ tests/pages/test_record_page.py)."""
 import json
 import re
 
+import pytest
 from helpers.factories import published
 
 
@@ -26,6 +27,7 @@ def test_landing_page(client, auth):
 NASTY = "<!--<script> x \u2028 </script><p>&amp; -->"
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_json_ld_cannot_break_out_of_its_script_element(client, auth):
     """An HTML5 parser sees the whole page: `<!--<script>` in a title would otherwise put the parser in the
     "script data double escaped" state and swallow the rest of the document."""

@@ -35,6 +35,7 @@ def _listed(client, recid: int) -> dict[str, bool]:  # type: ignore[no-untyped-d
             "oai": bool(mine), "oai_deleted": bool(mine) and 'status="deleted"' in mine[0]}
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_first_deposit_waits_for_approval_then_is_public_with_its_doi(moderated):
     client = https_client(moderated)
     db = moderated.extensions["repository"].db
@@ -72,6 +73,7 @@ def test_a_first_deposit_waits_for_approval_then_is_public_with_its_doi(moderate
     assert client.get(f"/api/admin/users/{owner_id}", headers=root).status_code == 200
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_hiding_a_record_takes_it_out_of_search_sitemap_and_oai_until_unhidden(app, client):
     _, root = staff_user(app, "root@example.org", "admin", ("admin",))
     _, owner = staff_user(app, "owner@example.org")
@@ -98,6 +100,7 @@ def test_hiding_a_record_takes_it_out_of_search_sitemap_and_oai_until_unhidden(a
     assert actions[:2] == ["record.unhide", "record.hide"]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_the_rules_hold_banned_domains_bursts_and_link_lists(moderated):
     client = https_client(moderated)
     _, root = staff_user(moderated, "root@example.org", "admin", ("admin",))
@@ -176,6 +179,7 @@ def test_non_admins_are_refused_moderation_with_403_and_an_audit_entry(moderated
     assert client.get(f"/api/records/{recid}").status_code == 404
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_held_new_version_is_no_version_until_approved(moderated):
     """Its siblings neither count it nor lead to it, and the communities it names are not asked, until a moderator
     approves it; then all of that happens (docs/operators/moderation.md)."""

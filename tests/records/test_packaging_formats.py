@@ -147,6 +147,7 @@ def test_a_search_page_holds_the_documents_of_the_records_a_format_describes(cli
     assert {d["url"] for d in client.get("/api/records/?format=codemeta").json} == {software["links"]["html"]}
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 @pytest.mark.parametrize("descriptor", [b"{not json", b'{"resources": "none"}', json.dumps(
     {"resources": [{"path": "readings.csv", "schema": {"fields": [{"name": 7}, "x", {"name": "a b/c", "type": 3}]}}]}
 ).encode()])

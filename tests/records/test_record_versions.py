@@ -62,6 +62,7 @@ def test_latest_links_redirect_to_the_newest_version(client, auth):
     assert client.get("/records/99999/latest").status_code == 404
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_an_older_version_read_before_a_new_one_shows_it_after(client, auth):
     """Read version 1 (every cache and stored copy warm), publish version 2, read version 1 again."""
     first = published(client, auth, title="Versioned")

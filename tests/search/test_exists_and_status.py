@@ -60,6 +60,7 @@ def test_exists_in_the_opensearch_body():
                                                       "grants.funder.doi", "grants.funder.name"}
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_status(client, auth):
     record = published(client, auth, title="Status check")
     assert _hits(client, "") == [record["record_id"]]

@@ -182,6 +182,7 @@ def test_revision_listing_pages_with_search_after(listener, backend):
     assert listener.problems == []
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 @OFFLINE
 def test_failures_travel_back_as_errors(listener, backend):
     run(backend)

@@ -141,6 +141,7 @@ def test_validly_signed_cursors_with_wrong_fields_are_400(windowed, name):
         _assert_refused(client.get(RECORDS, query_string={**args, "cursor": forged}), "cursor")
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 @pytest.mark.parametrize("q", ["publication_date:9999", "publication_date:[0001 TO 9999]",
                                "publication_date:>9999-12-31", "publication_date:<0001", "created:[1500 TO 2100]",
                                "publication_date:{* TO 9999-12-31T23:59:59Z]"])

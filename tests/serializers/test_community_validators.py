@@ -97,6 +97,7 @@ def test_generated_datasets_load_in_mlcroissant(ctx, index):
     assert all(SEMVER_WARNING in warning or "schema.org/version" in warning for warning in warnings), warnings
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_described_csv_is_a_record_set_typed_by_its_descriptor(records, ctx):
     import mlcroissant
 

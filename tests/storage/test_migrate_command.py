@@ -22,6 +22,7 @@ def _behind(tmp_path, revision: str) -> Settings:  # type: ignore[no-untyped-def
     return Settings.build(INSTANCE_PATH=str(tmp_path), DATABASE_URL=url, SECRET_KEY="test-secret")
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_check_sql_and_current_look_without_migrating(tmp_path, capsys):
     settings = _behind(tmp_path, "0012")
     assert migrate.main(["--current"], settings) == 0

@@ -90,6 +90,7 @@ def test_the_progress_bar_goes_to_stderr(settings, capsys):
         ({"funder_doi": "10.13039/100000000", "code": "1", "title": "T"}, "unknown funder 10.13039/100000000"),
     ],
 )  # fmt: skip
+@pytest.mark.slow  # 0.4 s and more of work
 def test_a_malformed_file_changes_nothing_and_names_the_line(settings, database_url, tmp_path, capsys, bad, message):
     lines = _grant_lines()
     lines[1]["title"] = "Would change if the load went ahead"

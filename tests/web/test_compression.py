@@ -54,6 +54,7 @@ def test_small_answers_are_sent_as_they_are(client):
     assert small.json == {"status": "ok"} and "Content-Encoding" not in small.headers
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_file_downloads_are_never_compressed(client, make_token):
     auth = {"Authorization": f"Bearer {make_token()}"}
     dep = published(client, auth, content=CONTENT)

@@ -53,6 +53,7 @@ def record(client, auth) -> dict:  # type: ignore[no-untyped-def]
     return client.get(f"/api/records/{recid}").json
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_landing_page_links_every_relation_of_level_1(client, record):
     page = client.get(f"/records/{record['id']}")
     assert page.status_code == 200

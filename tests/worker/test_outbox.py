@@ -35,6 +35,7 @@ def test_a_publish_is_applied_when_its_request_returns(app, client, auth):
     assert _pending(services.db) == []  # register_doi too, right after
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_no_request_waits_for_the_doi_agency(app, client, auth, monkeypatch):
     services = app.extensions["repository"]
     answered, release = threading.Event(), threading.Event()

@@ -30,6 +30,7 @@ def test_reindex_and_check(app, client, auth, settings, capsys):
     assert sorted(h["id"] for h in client.get("/api/records/").json["hits"]["hits"]) == sorted(made)
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_check_catches_a_corrupted_index(app, client, auth, settings, capsys):
     first = published(client, auth, title="Kept", content=b"1")
     second = published(client, auth, title="Lost", content=b"2")
@@ -164,6 +165,7 @@ def ids(client, **args) -> list[int]:  # type: ignore[no-untyped-def]
     return [h["id"] for h in client.get("/api/records/", query_string=args).json["hits"]["hits"]]
 
 
+@pytest.mark.slow  # 0.4 s and more of work
 def test_records_built_again_by_a_rebuild_get_their_renditions(app, client, auth, settings):
     dep = published(client, auth, title="Rendered on rebuild")
     db = app.extensions["repository"].db
