@@ -18,7 +18,7 @@ from repository.datadesc import checks
 from repository.deposits import filefix
 from repository.deposits.representation import object_json
 from repository.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
-from repository.files import buckets, digests, multipart, owners, quotas
+from repository.files import buckets, digests, multipart, owners, quotas, upload_rows
 from repository.files.keys import upload_key
 from repository.records.access import readable_record, row_files_open
 from repository.storage import Connection
@@ -187,7 +187,7 @@ def _list_parts(bucket_id: str, key: str, upload_id: str) -> Response:
     have = {p["part_number"] for p in parts}
     body = multipart.upload_json(services().settings.BASE_URL, upload)
     body["parts"] = [multipart.part_json(upload, p) for p in parts]
-    body["missing"] = [n for n in range(multipart.part_count(upload)) if n not in have]
+    body["missing"] = [n for n in range(upload_rows.part_count(upload)) if n not in have]
     return json_response(body)
 
 

@@ -78,9 +78,6 @@ def upload_dir(store: FileStore, upload_id: str) -> str:
     return os.path.join(store.root, TMP_DIR, MULTIPART_DIR, upload_id)
 
 
-part_count, part_range = upload_rows.part_count, upload_rows.part_range
-_not_found, _load, _unlocked, _not_completed = (upload_rows.not_found, upload_rows.load, upload_rows.unlocked,
-                                                upload_rows.not_completed)
 
 
 def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int, part_size: int,
@@ -122,7 +119,7 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
                     os.fsync(out.fileno())
         now = utcnow()
         with db.write() as conn:
-            _unlocked(conn, bucket_id)
+            upload_rows.unlocked(conn, bucket_id)
             if quota is not None:  # exact now: the bucket's row (and the owner's) held until the row is in
                 quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key),
                              hold=True)
@@ -186,7 +183,7 @@ def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity)
     """The upload and its parts received whole, by number."""
     with db.read() as conn:
         owners.writable_deposit(conn, bucket_id, who)
-        row = _load(conn, bucket_id, key, upload_id, who)
+        row = upload_rows.load(conn, bucket_id, key, upload_id, who)
         query = (select(multipart_parts).where(multipart_parts.c.upload_id == upload_id)
                  .order_by(multipart_parts.c.part_number))
         return row, [dict(p) for p in conn.execute(query).mappings()]
@@ -200,7 +197,7 @@ class _PartLock:
             self.fd = os.open(os.path.join(upload_dir(store, upload_id), f"{number}.lock"), os.O_RDWR | os.O_CREAT,
                               0o600)
         except FileNotFoundError:
-            raise _not_found() from None
+            raise upload_rows.not_found() from None
 
     def __enter__(self) -> _PartLock:
         fcntl.flock(self.fd, fcntl.LOCK_EX)
@@ -217,16 +214,16 @@ def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
     expected = digests.expected_digests(headers)
     with db.read() as conn:
         owners.writable_deposit(conn, bucket_id, who)
-        row = _load(conn, bucket_id, key, upload_id, who)
+        row = upload_rows.load(conn, bucket_id, key, upload_id, who)
         if buckets.get_bucket(conn, bucket_id)["locked"]:
             raise Forbidden("Bucket is locked for modifications.")
-    _not_completed(row)
-    count = part_count(row)
+    upload_rows.not_completed(row)
+    count = upload_rows.part_count(row)
     if not (number_text.isascii() and number_text.isdigit()) or int(number_text) >= count:
         raise BadRequest(f"`partNumber` must be a whole number from 0 to {count - 1} (parts are numbered from 0).",
                          errors=[{"field": "partNumber", "message": "Out of range."}])
     number = int(number_text)
-    offset, size = part_range(row, number)
+    offset, size = upload_rows.part_range(row, number)
     if content_length != size:
         which = "the last part" if number == count - 1 else f"every part but the last is partSize ({row['part_size']})"
         raise BadRequest(f"Part {number} is {size} bytes ({which}); the request's Content-Length is "
@@ -264,16 +261,16 @@ def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
                     with contextlib.suppress(FileNotFoundError):
                         os.remove(beside)
         except FileNotFoundError:
-            raise _not_found() from None
+            raise upload_rows.not_found() from None
         except OSError as exc:
             error = store_error(exc)
             if error is None:
                 raise
             raise error from exc
         with db.write() as conn:
-            _unlocked(conn, bucket_id)
-            row = _load(conn, bucket_id, key, upload_id, who, lock=True)
-            _not_completed(row)
+            upload_rows.unlocked(conn, bucket_id)
+            row = upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True)
+            upload_rows.not_completed(row)
             part = {"upload_id": upload_id, "part_number": number, "size": size,
                     "checksum": "crc32:" + crc.hexdigest(), "created": utcnow()}
             conn.execute(insert(multipart_parts).values(**part))
@@ -288,8 +285,8 @@ def _replace_recorded(db: Database, directory: str, bucket_id: str, key: str, up
     """Put the new bytes of recorded part `number` (complete and verified, in file `beside`) in its place: the part
     is withdrawn first, so it is never listed while its bytes change, and a frontier past its start forgets them."""
     with db.write() as conn:
-        _unlocked(conn, bucket_id)
-        _not_completed(_load(conn, bucket_id, key, upload_id, who, lock=True))
+        upload_rows.unlocked(conn, bucket_id)
+        upload_rows.not_completed(upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True))
         conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
                                                    multipart_parts.c.part_number == number))
     frontier.forget_from(directory, offset)
@@ -309,12 +306,12 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
     as for a PUT (413, the upload left as it was: abort it or make room and complete again)."""
     with db.write() as conn:
         owners.writable_deposit(conn, bucket_id, who)
-        _unlocked(conn, bucket_id)  # the bucket's row, then the upload's, in every transaction (no deadlock)
-        row = _load(conn, bucket_id, key, upload_id, who, lock=True)
-        _not_completed(row)
+        upload_rows.unlocked(conn, bucket_id)  # the bucket's row, then the upload's, in every transaction (no deadlock)
+        row = upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True)
+        upload_rows.not_completed(row)
         have = set(conn.execute(select(multipart_parts.c.part_number)
                                 .where(multipart_parts.c.upload_id == upload_id)).scalars())
-        missing = [n for n in range(part_count(row)) if n not in have]
+        missing = [n for n in range(upload_rows.part_count(row)) if n not in have]
         if missing:
             shown = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
             raise BadRequest(f"{len(missing)} part(s) missing: {shown}. Send them, then complete again.",
@@ -364,7 +361,7 @@ def abort(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
             raise
         with db.read() as conn:  # still the caller's own upload, not completed: its bytes may go
             owners.writable_deposit(conn, bucket_id, who)
-            _not_completed(_load(conn, bucket_id, key, upload_id, who))
+            upload_rows.not_completed(upload_rows.load(conn, bucket_id, key, upload_id, who))
         shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
         _drop(db, store, bucket_id, key, upload_id, who)
 
@@ -372,8 +369,8 @@ def abort(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
 def _drop(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity) -> None:
     with db.write() as conn:
         owners.writable_deposit(conn, bucket_id, who)  # a deposit's bucket, even locked since: abort cleans up
-        row = _load(conn, bucket_id, key, upload_id, who, lock=True)
-        _not_completed(row)
+        row = upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True)
+        upload_rows.not_completed(row)
         conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id))
         conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id == upload_id))
         if isinstance(store, S3Store):
@@ -458,7 +455,7 @@ def _mtime(path: str) -> float:
 def upload_json(base: str, row: dict) -> dict:
     """An upload as the API shows it (invenio-files-rest's multipart object, with its expiry)."""
     url = urls.bucket_object(base, row["bucket_id"], row["key"])
-    count = part_count(row)
+    count = upload_rows.part_count(row)
     return {
         "id": row["id"],
         "upload_id": row["id"],
@@ -467,7 +464,7 @@ def upload_json(base: str, row: dict) -> dict:
         "size": row["size"],
         "part_size": row["part_size"],
         "last_part_number": count - 1,
-        "last_part_size": part_range(row, count - 1)[1],
+        "last_part_size": upload_rows.part_range(row, count - 1)[1],
         "completed": row["completed"] is not None,
         "created": _iso(row["created"]),
         "expires": _iso(row["expires"]),
@@ -477,7 +474,7 @@ def upload_json(base: str, row: dict) -> dict:
 
 
 def part_json(row: dict, part: dict) -> dict:
-    offset, size = part_range(row, part["part_number"])
+    offset, size = upload_rows.part_range(row, part["part_number"])
     return {"part_number": part["part_number"], "start_byte": offset, "end_byte": offset + size,
             "size": part["size"], "checksum": part["checksum"], "created": _iso(part["created"])}
 
