@@ -70,7 +70,8 @@ def fill_source(instance: str, base: str, cert: str, records: int, versions: int
 
 
 def plain_harvest(base: str, cert: str, concurrency: int) -> tuple[int, int]:
-    """The search pages, each concept's versions and every file, read and thrown away; (records, files)."""
+    """The search pages, each concept's versions (listed when it has more than one) and every file, read and thrown
+    away, as the import reads them; (records, files)."""
     import requests
 
     from repository.imports.source import RECORDS
@@ -80,8 +81,10 @@ def plain_harvest(base: str, cert: str, concurrency: int) -> tuple[int, int]:
     headers = {"Accept": RECORDS}
 
     def concept(hit: dict) -> tuple[int, int]:
-        listed = session.get(hit["links"]["versions"], params={"size": 100, "all_versions": "true"},
-                             headers=headers, timeout=60).json()["hits"]["hits"]
+        listed = [hit]  # a concept of one version: the hit is all of it, as the import reads it
+        if hit["metadata"]["relations"]["version"][0]["count"] != 1:
+            listed = session.get(hit["links"]["versions"], params={"size": 100, "all_versions": "true"},
+                                 headers=headers, timeout=60).json()["hits"]["hits"]
         files = 0
         for record in listed:
             for item in record.get("files", []):
