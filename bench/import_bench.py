@@ -118,7 +118,7 @@ def run_import(base: str, cert: str, concurrency: int) -> tuple[dict, float]:
                                                  SECRET_KEY="bench-secret", BACKGROUND_WORKER=False))
         with services.db.write() as conn:
             owner = create_user(conn, "import@example.org")
-        source = Source(base, verify=cert)
+        source = Source(base, verify=cert, connections=concurrency)
         started, cpu = time.perf_counter(), time.process_time()
         report = ApiImport(services.db, services.files, source, owner, concurrency).run()
         while services.indexer.apply_index_rows():

@@ -148,6 +148,7 @@ class ApiImport:
                 version.error = f"an earlier version ({broken}) was not imported"
             elif not version.done:
                 try:
+                    version.deposited  # noqa: B018 - worked out here, while the writing thread writes
                     version.files = self._download(record)
                 except FAILURES as exc:
                     version.error, broken = reason(exc), version.source_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import requests
@@ -39,6 +40,12 @@ class Version:
     files: list[tuple[str, StoredFile]] = field(default_factory=list)
     error: str | None = None
     done: bool = False  # imported by an earlier run
+
+    @cached_property
+    def deposited(self) -> tuple[dict[str, Any], list[str]]:
+        """The deposit metadata behind the record and the communities it lists (`deposit_metadata`), worked out
+        once, by the thread that read the record."""
+        return deposit_metadata(self.record)
 
 
 @dataclass
@@ -107,7 +114,7 @@ def _communities(conn: Connection, owner_id: int, batch: Sequence[Concept],
     """Create the communities the candidates list that are missing here, with the source's titles; returns those
     created and, by identifier, why the others could not be."""
     titles = {identifier: title for concept in batch for identifier, title in concept.titles.items()}
-    wanted = sorted({identifier for v in candidates for identifier in deposit_metadata(v.record)[1]})
+    wanted = sorted({identifier for v in candidates for identifier in v.deposited[1]})
     present = communities.titles(conn, wanted)
     made, refused = set(), {}
     for identifier in (identifier for identifier in wanted if identifier not in present):
@@ -124,7 +131,7 @@ def _communities(conn: Connection, owner_id: int, batch: Sequence[Concept],
 def _checked(version: Version, lookups: DatabaseLookups, taken: set[str], refused: dict[str, str]) -> ImportedRecord:
     """`version` as it is to be written, checked as a publish would check it; raises what fails."""
     record = version.record
-    deposited, listed = deposit_metadata(record)
+    deposited, listed = dict(version.deposited[0]), version.deposited[1]
     links = record.get("links") or {}
     related = list(deposited.get("related_identifiers") or [])
     if links.get("html"):
