@@ -19,9 +19,12 @@ from helpers.faulty_proxy import Fault, faulty_proxy
 from helpers.http import download, token_session
 from sqlalchemy import func, select
 
+from repository.accounts.tokens import create_user
 from repository.cli import COMMANDS, invoke
 from repository.imports.api import ApiImport
+from repository.imports.api_write import Concept, Version, write_batch
 from repository.imports.source import Source
+from repository.storage.tables.communities import communities
 from repository.storage.tables.imports import imported_records
 from repository.storage.tables.outbox import outbox
 from repository.storage.tables.records import doi_registrations, records
@@ -137,6 +140,26 @@ def test_records_come_with_versions_files_and_dois_and_a_second_run_changes_noth
     assert (count(app, records), count(app, imported_records)) == before
 
 
+def test_a_batch_is_checked_before_anything_of_it_is_written(source, app) -> None:  # type: ignore[no-untyped-def]
+    # One batch: a record, the same record listed again under another id (its DOI is taken by the first), and a
+    # record without creators that lists a community missing here. The first is written; the others are reported
+    # with their source ids, and the community made for the failing one is not left behind.
+    pair, restricted = source_record(source, source["pair"]), source_record(source, source["restricted"])
+    twin = {**pair, "id": pair["id"] + 1000}
+    bad = {**restricted, "metadata": {**restricted["metadata"], "communities": [{"id": "moraines"}]}}
+    bad["metadata"].pop("creators")
+    batch = [Concept(str(r["id"]), [Version(str(r["id"]), r)], {"moraines": "Moraines"}) for r in (pair, twin, bad)]
+    services = app.extensions["repository"]
+    with services.db.write() as conn:
+        owner = create_user(conn, "importer@example.org")
+        written = write_batch(conn, owner, "api:https://source.example.org", batch, {})
+    assert [version.source_id for version, _recid, _concept in written.versions] == [str(pair["id"])]
+    assert [source_id for source_id, _reason in written.failed] == [str(twin["id"]), str(bad["id"])]
+    assert f"its DOI {pair['doi']} belongs to another record here" == written.failed[0][1]
+    assert written.failed[1][1].startswith("invalid metadata: metadata.creators: ")
+    assert count(app, communities) == 0 and count(app, records) == 1 and count(app, imported_records) == 1
+
+
 @pytest.fixture
 def proxy(source) -> Iterator[Any]:  # type: ignore[no-untyped-def]
     with faulty_proxy(source["server"]["url"], source["server"]["cert"]) as running:
@@ -183,8 +206,6 @@ def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, pro
     services = app.extensions["repository"]
     waits: list[float] = []
     with app.extensions["repository"].db.write() as conn:
-        from repository.accounts.tokens import create_user
-
         owner = create_user(conn, "importer@example.org")
     http = Source(proxy.url, verify=source["server"]["cert"], sleep=waits.append)
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
