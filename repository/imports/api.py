@@ -220,7 +220,13 @@ class ApiImport:
             return
         mark = time.perf_counter()
         with self.db.write() as conn:
-            written = write_batch(conn, self.owner_id, self.key, batch, self.done)
+            try:
+                written = write_batch(conn, self.owner_id, self.key, batch, self.done)
+            except BaseException:  # the batch's rows are rolled back: none of its files stays without them
+                for concept in batch:
+                    for version in concept.versions:
+                        self._discard(version.files)
+                raise
             self.store.sync()  # the files were written without an fsync each: on disk before the rows name them
             self.report.phases["write"] += time.perf_counter() - mark
             mark = time.perf_counter()
