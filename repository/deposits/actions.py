@@ -103,20 +103,29 @@ def new_publication(ctx: Context, given: Any, taken: Callable[[str], bool]) -> d
         raise OneByOne("moderation rules that depend on the order of publications")
     if _wants_reservation(given):
         raise OneByOne("a DOI to reserve")
-    dep = {"id": 0, "status": "draft", "doi_external": False, "doi": None}
-    draft = validate_draft(given, ctx.lookups, doi_policy=_doi_policy(ctx, dep))
+    # A new draft's DOI policy, the same at `create` and at its first `publish`.
+    policy = _doi_policy(ctx, {"id": 0, "status": "draft", "doi_external": False, "doi": None})
+    # One pass of the metadata rules where `create` and `publish` make two: metadata the publish rules take pass the
+    # draft rules (the same rules, less the required fields and defaults), and come out the same whether the draft
+    # rules normalised them first or not (what a rule leaves, it leaves unchanged). Metadata they refuse take both
+    # passes below, so that the errors reported are those of the first pass that refuses them, as one by one.
+    try:
+        published: dict | None = validate_for_publish(given, ctx.lookups, doi_policy=policy)
+    except ValidationError:
+        published = None
+    draft = published if published is not None else validate_draft(given, ctx.lookups, doi_policy=policy)
     doi = draft.get("doi")
     if doi is None or doi.lower().startswith(f"{ctx.settings.doi_prefix}/".lower()):
         raise OneByOne("a DOI of this service's, or none")
     if taken(doi):
         raise _doi_exists()
-    dep["version_draft"] = False
     errors: list[dict] = []
-    try:
-        metadata = validate_for_publish(draft, ctx.lookups, doi_policy=_doi_policy(ctx, dep))
-    except ValidationError as exc:
-        errors.extend(exc.errors)
-        metadata = {}
+    if published is None:
+        try:
+            published = validate_for_publish(draft, ctx.lookups, doi_policy=policy)
+        except ValidationError as exc:
+            errors.extend(exc.errors)
+    metadata = published or {}
     if files_enabled(metadata or draft or {}):
         raise OneByOne("a record with files")
     errors.extend(_metadata_only_errors(ctx, []))

@@ -53,6 +53,10 @@ class SearchWriter(Protocol):
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert index documents by recid (an older revision never replaces a newer one); visible on return."""
 
+    def index_documents(self, entries: list[tuple[int, int, bytes]]) -> None:
+        """As `index`, for the engine-ready form of the documents of distinct records: (recid, revision,
+        `IndexBuilder.engine_document`), which the indexer has made already for the stored copies."""
+
     def delete(self, recids: Iterable[int], revisions: Mapping[int, int] | None = None) -> None:
         """Remove records from the index; visible on return; unknown ids are ignored. `revisions` gives a record's
         revision at its removal where known: no document of that revision or older may come back afterwards, not

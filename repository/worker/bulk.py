@@ -163,15 +163,15 @@ class BulkLoader:
             derived = stored.derive(conn, self.settings, DatabaseLookups(conn),
                                            render_context(self.settings, self.db), rows)
         with self.db.write() as conn:  # the stored copies before the index, as the indexer writes them
-            stored.save(conn, self.settings, self.search, derived)
+            entries = stored.save(conn, self.settings, self.search, derived)
         docs = derived.docs
         report.phases["build"] += time.perf_counter() - mark
 
         mark = time.perf_counter()
         if fresh:
             self.search.bulk_load(docs, batch_size=len(docs))
-        else:
-            self.search.index(docs)
+        else:  # the engine-ready documents the stored copies were made of: not made twice
+            self.search.index_documents(entries)
         report.phases["index"] += time.perf_counter() - mark
         report.records += len(rows)
         report.concepts += len(batch)

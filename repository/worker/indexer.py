@@ -110,16 +110,17 @@ class Indexer:
                 live = [r for r in found if r["deleted"] is None and r["review"] is None]
                 derived = stored.derive(conn, self.settings, self.lookups_factory(conn), self.render_context(),
                                                live)
-            gone = [r for r in recids if r not in {x["id"] for x in live}]
+            indexed = {x["id"] for x in live}
+            gone = [r for r in recids if r not in indexed]
             # The revision each removed record had: a removal must win over that revision wherever it was read.
             removed = {r["id"]: r["revision"] for r in found if r["deleted"] is not None or r["review"] is not None}
             # The stored copies first: a crash before the index write leaves them newer than the index, and the
             # retry of these outbox rows (still pending) brings the index up to them.
             with self.db.write() as conn:
-                stored.save(conn, self.settings, self.search, derived)
+                entries = stored.save(conn, self.settings, self.search, derived)
                 stored.remove(conn, gone)
-            if derived.docs:
-                self.search.index(derived.docs)
+            if entries:  # the engine-ready documents the stored copies were made of: not made twice
+                self.search.index_documents(entries)
             if gone:
                 self.search.delete(gone, removed)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the rows pending for a retry

@@ -5,6 +5,7 @@ in its place, and a DOI given twice within a batch fails the second record as it
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from typing import Any
@@ -167,8 +168,10 @@ def test_batches_smaller_than_a_page_import_the_same_records_in_source_order(app
     with services.db.write() as conn:
         owner = create_user(conn, "harvest@example.org")
     done: list[int] = []
+    thresholds = gc.get_threshold()
     report = import_oai(services.db, settings, owner, Source(source.url, "oai_dc"), Fetcher(source.url, backoff=0),
                         progress=done.append, batch=2)
+    assert gc.get_threshold() == thresholds  # the collector as it was before the import
     assert (len(report.imported), len(report.skipped), len(report.failed)) == (8, 1, 0)
     assert done == sorted(done) and done[-1] == 9  # after each batch
     ids = [recid for _source_id, recid in report.imported]

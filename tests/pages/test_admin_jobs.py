@@ -39,7 +39,7 @@ def _failing_entry(app, client, auth, monkeypatch) -> tuple[int, int]:
     def refuse(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise ConnectionError("the search engine refused the connection")
 
-    monkeypatch.setattr(services.search, "index", refuse)
+    monkeypatch.setattr(services.search, "index_documents", refuse)
     recid = published(client, auth)["id"]
     services.indexer.registrations.wait_idle()
     monkeypatch.undo()

@@ -258,16 +258,16 @@ def test_record_files_listing_and_access(module_client, module_auth, corpus):
 
 def test_outbox_recovers_after_an_index_failure(app, client, auth):
     search = app.extensions["repository"].search
-    original = search.index
+    original = search.index_documents
 
-    def broken(docs):  # the engine fails between the commit and the indexing
+    def broken(entries):  # the engine fails between the commit and the indexing
         raise RuntimeError("index unavailable")
 
-    search.index = broken
+    search.index_documents = broken
     try:
         dep = published(client, auth, title="Written while the index was down")
     finally:
-        search.index = original
+        search.index_documents = original
     assert client.get("/api/records/").json["hits"]["total"] == 0
     assert client.get(f"/api/records/{dep['id']}").status_code == 200  # the database has it
     with app.extensions["repository"].db.read() as conn:

@@ -50,14 +50,14 @@ def test_check_catches_a_stale_revision(app, client, auth, settings, capsys):
     dep = published(client, auth)
     url = f"/api/deposit/depositions/{dep['id']}"
     search = app.extensions["repository"].search
-    original = search.index
-    search.index = lambda docs: None  # the re-publish never reaches the index
+    original = search.index_documents
+    search.index_documents = lambda entries: None  # the re-publish never reaches the index
     try:
         client.post(f"{url}/actions/edit", headers=auth)
         client.put(url, json={"metadata": {**dep["metadata"], "title": "Changed"}}, headers=auth)
         client.post(f"{url}/actions/publish", headers=auth)
     finally:
-        search.index = original
+        search.index_documents = original
     assert scripts.reindex.main(["--check", "--quiet"], settings) == 1
     assert "revision 1, the database has 2" in capsys.readouterr().out
 

@@ -375,7 +375,10 @@ class EmbeddedBackend:
 
     def index(self, docs: list[dict[str, Any]]) -> None:
         """Upsert by recid into the live index (and the one being built); searchable on return."""
-        entries = self._entries(docs)
+        self.index_documents(self._entries(docs))
+
+    def index_documents(self, entries: list[Entry]) -> None:
+        """As `index`, for engine-ready documents (recid, revision, engine_document) of distinct records."""
         with self._writing():
             for name in self._targets():
                 self._apply(name, entries, [])

@@ -272,6 +272,12 @@ class OpenSearchBackend:
         for target in [self.prefix, *self._aliased(self.next_alias)]:
             self._bulk(bulk_body(target, docs))
 
+    def index_documents(self, entries: list[tuple[int, int, bytes]]) -> None:
+        """As `index`, for engine-ready documents (recid, revision, engine_document) of distinct records."""
+        self._ensure()
+        for target in [self.prefix, *self._aliased(self.next_alias)]:
+            self._bulk(bulk_lines(target, entries))
+
     def delete(self, recids: Iterable[int], revisions: Mapping[int, int] | None = None) -> None:
         """Delete by recid from the live alias and any index being built. With a record's revision the delete is
         versioned (revision + 1, external): its tombstone refuses every older document of the record, such as the
