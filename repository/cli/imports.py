@@ -132,7 +132,7 @@ def api(args: argparse.Namespace, ctx: Context) -> int:
     owner = args.owner or f"import@{urlsplit(args.base_url).hostname}"
     with services.db.write() as conn:
         owner_id = create_user(conn, owner)
-    source = Source(args.base_url, args.token, verify=args.ca_cert or True)
+    source = Source(args.base_url, args.token, verify=args.ca_cert or True, connections=args.concurrency)
     started = time.monotonic()
     try:
         with tqdm(unit="rec", disable=args.quiet, file=sys.stderr) as bar:

@@ -65,7 +65,7 @@ def write_published(conn: Connection, owner_id: int, record: ImportedRecord, con
     assert concept is not None
     recid = _new_id(conn, "record", record.created, record.recid)
     deposit_row, record_row = _rows(owner_id, record, concept, recid)
-    _write_buckets(conn, (deposit_row["bucket_id"], record_row["bucket_id"]), record.files, record.created)
+    _write_buckets(conn, [((deposit_row["bucket_id"], record_row["bucket_id"]), record.files, record.created)])
     conn.execute(insert(deposits).values(deposit_row))
     conn.execute(insert(records).values(record_row))
     if record.metadata.get("communities"):
@@ -79,23 +79,57 @@ def write_new_concepts(conn: Connection, owner_id: int, batch: Sequence[Imported
     concept's id, then the record's, taken in order from the shared sequence), in a few statements for the whole
     batch: a bulk import's path (docs/operators/migration.md#bulk-writes). The records have no files and list no
     communities; returns (record id, concept id) of each, in order."""
-    if not batch:
-        return []
     if any(r.files or r.recid is not None or r.metadata.get("communities") for r in batch):
         raise ValueError("write_new_concepts takes records without files, kept ids or communities")
-    taken = conn.execute(insert(recids).returning(recids.c.id, sort_by_parameter_order=True), [
-        {"kind": kind, "created": r.created} for r in batch for kind in ("concept", "record")]).scalars().all()
-    ids = [(int(taken[2 * n + 1]), int(taken[2 * n])) for n in range(len(batch))]
-    rows = [_rows(owner_id, r, concept, recid) for r, (recid, concept) in zip(batch, ids, strict=True)]
-    conn.execute(insert(concepts), [_concept_row(concept, owner_id, r)
-                                    for r, (_recid, concept) in zip(batch, ids, strict=True)])
-    conn.execute(insert(bucket_rows), [{"id": row["bucket_id"], "locked": True, "created": r.created,
-                                        "updated": r.created} for r, pair in zip(batch, rows, strict=True)
-                                       for row in pair])
+    return write_versions(conn, owner_id, [(None, [record]) for record in batch])
+
+
+def write_versions(conn: Connection, owner_id: int,
+                   batch: Sequence[tuple[int | None, Sequence[ImportedRecord]]]) -> list[tuple[int, int]]:
+    """Write many published versions as `write_published` does one by one, in a few statements for the whole
+    batch (docs/operators/migration.md#running-it-again): each entry is a concept (its id here, or None for a new
+    one) with its new versions in order. The ids are taken from the shared sequence in that order (a new concept's
+    before its first version's), so versions number as they would one by one. The records must have been checked
+    (`check_files`, the publish rules): a bad one fails the whole batch. Returns (record id, concept id) of each
+    version, in order."""
+    if any(r.recid is not None for _concept, versions in batch for r in versions):
+        raise ValueError("write_versions takes records without kept ids")
+    batch = [(concept, versions) for concept, versions in batch if versions]
+    ids: list[dict[str, Any]] = []
+    for concept, versions in batch:
+        ids += [{"kind": "concept", "created": versions[0].created}] if concept is None else []
+        ids += [{"kind": "record", "created": record.created} for record in versions]
+    taken = iter(conn.execute(insert(recids).returning(recids.c.id, sort_by_parameter_order=True), ids).scalars())
+    new_concepts: list[dict[str, Any]] = []
+    written: list[tuple[ImportedRecord, int, int]] = []  # (record, record id, concept id)
+    for concept, versions in batch:
+        if concept is None:
+            concept = int(next(taken))
+            new_concepts.append(_concept_row(concept, owner_id, versions[0]))
+        written += [(record, int(next(taken)), concept) for record in versions]
+    if not written:
+        return []
+    rows = [_rows(owner_id, record, concept, recid) for record, recid, concept in written]
+    if new_concepts:
+        conn.execute(insert(concepts), new_concepts)
+    _write_buckets(conn, [((deposit_row["bucket_id"], record_row["bucket_id"]), record.files, record.created)
+                          for (record, _recid, _concept), (deposit_row, record_row) in zip(written, rows, strict=True)])
     conn.execute(insert(deposits), [deposit_row for deposit_row, _record_row in rows])
     conn.execute(insert(records), [record_row for _deposit_row, record_row in rows])
-    outbox.enqueue_many(conn, "index", [recid for recid, _concept in ids])
-    return ids
+    for record, recid, concept in written:  # in version order: a later version sees the requests of an earlier one
+        if record.metadata.get("communities"):
+            sync_on_publish(conn, concept, recid, owner_id, record.metadata)
+    outbox.enqueue_many(conn, "index", [recid for _record, recid, _concept in written])
+    return [(recid, concept) for _record, recid, concept in written]
+
+
+def check_files(files: Sequence[tuple[str, StoredFile]]) -> list[str]:
+    """The keys of `files` as a record keeps them; ValueError when they cannot be a record's: a key the file
+    rules refuse, or two files of the same name."""
+    keys = [check_key(key) for key, _stored in files]
+    if len(set(keys)) != len(keys):
+        raise ValueError("two files have the same name")
+    return keys
 
 
 def _concept_row(concept: int, owner_id: int, record: ImportedRecord) -> dict[str, Any]:
@@ -118,24 +152,25 @@ def _rows(owner_id: int, record: ImportedRecord, concept: int, recid: int) -> tu
     return deposit_row, record_row
 
 
-def _write_buckets(conn: Connection, ids: Sequence[str], files: Sequence[tuple[str, StoredFile]],
-                   created: dt.datetime) -> None:
-    """The deposit's bucket and the record's, both locked and holding the same file instances, as a publish leaves
-    them (`files.buckets.snapshot`), in a few statements whatever the number of files: bulk imports write many."""
+def _write_buckets(conn: Connection, versions: Sequence[tuple[Sequence[str], Sequence[tuple[str, StoredFile]],
+                                                      dt.datetime]]) -> None:
+    """For each version (its two bucket ids, its files, its time): the deposit's bucket and the record's, both
+    locked and holding the same file instances, as a publish leaves them (`files.buckets.snapshot`), in a few
+    statements whatever the number of versions and files: bulk imports write many."""
     now = utcnow()
-    conn.execute(insert(bucket_rows), [{"id": b, "locked": True, "created": created, "updated": created} for b in ids])
-    if not files:
-        return
-    keys = [check_key(key) for key, _stored in files]
-    if len(set(keys)) != len(keys):
-        raise ValueError("two files have the same name")
-    conn.execute(insert(file_instances), [
-        {"id": stored.id, "uri": stored.uri, "size": stored.size, "checksum": stored.checksum,
-         "sha256": stored.sha256, "created": now} for _key, stored in files])
-    conn.execute(insert(objects), [
-        {"version_id": str(uuid.uuid4()), "bucket_id": bucket, "key": key, "file_id": stored.id,
-         "mimetype": guess_mimetype(key), "position": position, "created": now, "updated": now}
-        for bucket in ids for position, (key, (_name, stored)) in enumerate(zip(keys, files, strict=True), 1)])
+    conn.execute(insert(bucket_rows), [{"id": b, "locked": True, "created": created, "updated": created}
+                                       for ids, _files, created in versions for b in ids])
+    instances, entries = [], []
+    for ids, files, _created in versions:
+        keys = check_files(files)
+        instances += [{"id": stored.id, "uri": stored.uri, "size": stored.size, "checksum": stored.checksum,
+                       "sha256": stored.sha256, "created": now} for _key, stored in files]
+        entries += [{"version_id": str(uuid.uuid4()), "bucket_id": bucket, "key": key, "file_id": stored.id,
+                     "mimetype": guess_mimetype(key), "position": position, "created": now, "updated": now}
+                    for bucket in ids for position, (key, (_name, stored)) in enumerate(zip(keys, files, strict=True), 1)]
+    if instances:
+        conn.execute(insert(file_instances), instances)
+        conn.execute(insert(objects), entries)
 
 
 def naive_utc(value: str) -> dt.datetime:

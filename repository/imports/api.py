@@ -4,10 +4,11 @@ this one): `repository-admin import api BASE_URL` (docs/operators/migration.md#i
 Each concept found by the source's search is taken with every version, in version order, their files streamed
 into the file store and checked against the source's checksums, their DOIs kept (never registered again here),
 their communities created when missing, and the original linked (`isIdenticalTo` its landing page, its API address
-as an alternate identifier). Threads (`concurrency`) read the source and download; the calling thread writes each
-version in one transaction with its ledger row, so nothing half-written is ever visible and a rerun takes exactly
-what is missing. A version that fails stops the later versions of its concept (they would otherwise be numbered
-before it), each reported with the source id and the reason; the other concepts go on."""
+as an alternate identifier). Threads (`concurrency`) read the source and download, ahead of the calling thread,
+which writes `BATCH` versions at a time in one transaction with their ledger rows (`api_write`), so nothing
+half-written is ever visible and a rerun takes exactly what is missing. A version that fails stops the later
+versions of its concept (they would otherwise be numbered before it), each reported with the source id and the
+reason; the other concepts go on."""
 
 from __future__ import annotations
 
@@ -19,27 +20,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
-import urllib3
-
 from repository import urls
-from repository.communities import store as communities
-from repository.deposits import pids
-from repository.deposits.imported import ImportedRecord, deposit_metadata, naive_utc, write_published
-from repository.errors import ApiError
 from repository.files.store import FileStore, StoredFile
-from repository.imports import api_ledger as ledger
-from repository.imports.api_ledger import CONCEPT, RECORD
+from repository.imports import ledger
+from repository.imports.api_write import FAILURES, Concept, Version, reason, write_batch
 from repository.imports.source import Source, SourceError
-from repository.metadata.rules import validate_for_publish
-from repository.records.lookups import DatabaseLookups
 from repository.storage import Database
 
 PAGE = 100  # records per page of the source's search and version listings
-BATCH = 500  # versions written in one transaction (each in its own savepoint), indexed together after its commit
-# What a version can fail with while it is read, checked and written: reported, never raised.
-FAILURES = (SourceError, ApiError, requests.RequestException, urllib3.exceptions.HTTPError, OSError, KeyError,
-            TypeError, ValueError, AttributeError)
+# Versions written in one transaction and indexed together after its commit: enough to make the statements few,
+# few enough that the threads keep reading the next batch while one is written.
+BATCH = 200
+AHEAD = 2 * BATCH  # concepts read ahead of the writing thread, at most
 
 
 @dataclass
@@ -59,24 +51,6 @@ class ImportReport:
     phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("wait", "write", "commit"), 0.0))
 
 
-@dataclass
-class _Version:
-    source_id: str
-    record: dict[str, Any]
-    files: list[tuple[str, StoredFile]] = field(default_factory=list)
-    error: str | None = None
-    done: bool = False  # imported by an earlier run
-
-
-@dataclass
-class _Concept:
-    source_id: str
-    versions: list[_Version]
-    titles: dict[str, str]  # the titles of the communities its versions list, as the source has them
-    error: str | None = None
-    listed_as: str = ""  # the record id the search gave for it
-
-
 class ApiImport:
     """One run of an import from `source` into `db` and `store`, owned by `owner_id`."""
 
@@ -86,9 +60,9 @@ class ApiImport:
         self.concurrency = max(1, concurrency)
         self.progress = progress
         self.report = ImportReport()
-        self.key = source.base  # the ledger's name of the source
-        self.done = ledger.imported(db, self.key)
-        self.failed_before = set(ledger.failures(db, self.key))  # the records the ledger has a failed row for
+        self.key = f"api:{source.base}"  # the ledger's name of the source
+        with db.read() as conn:
+            self.done = ledger.versions(conn, self.key)  # (record id, concept id) here by source record id
         self._titles: dict[str, str] = {}
         self._titles_lock = threading.Lock()
 
@@ -96,15 +70,15 @@ class ApiImport:
         """Import every published record the source's search gives for `query` in `community`, with every
         version of each; returns the report."""
         seen: set[str] = set()
-        pending: deque[Future[_Concept]] = deque()
-        ready: list[_Concept] = []
+        pending: deque[Future[Concept]] = deque()  # read by the threads, in the order of the listing
+        ready: list[Concept] = []
 
         def take_one() -> None:
             nonlocal ready
             mark = time.perf_counter()
             ready.append(pending.popleft().result())
             self.report.phases["wait"] += time.perf_counter() - mark
-            if sum(len(c.versions) for c in ready) >= BATCH or not pending:
+            if sum(len(c.versions) for c in ready) >= BATCH:
                 self._write(ready)
                 ready = []
 
@@ -119,15 +93,16 @@ class ApiImport:
                     self.report.duplicates.append(str(hit["id"]))
                     continue
                 seen.add(concept)
-                if (RECORD, str(hit["id"])) in self.done:  # its newest version is here, so are the others
+                if str(hit["id"]) in self.done:  # its newest version is here, so are the others
                     self.report.skipped += _version_count(hit)
                     self._tick()
                     continue
                 pending.append(pool.submit(self._fetch, concept, hit))
-                while len(pending) >= 2 * self.concurrency:
+                while pending and (pending[0].done() or len(pending) >= AHEAD):
                     take_one()
             while pending:
                 take_one()
+            self._write(ready)
         return self.report
 
     # --- reading the source (the pool's threads) ----------------------------------------------------------
@@ -159,29 +134,30 @@ class ApiImport:
                 return
             url, params = (following if hits else None), None
 
-    def _fetch(self, concept: str, hit: dict[str, Any]) -> _Concept:
+    def _fetch(self, concept: str, hit: dict[str, Any]) -> Concept:
         """Every version of `concept`, oldest first, with the files of those not yet imported downloaded."""
         try:
             listed = self._versions(hit)
         except FAILURES as exc:
-            return _Concept(concept, [], {}, f"the versions of its concept {concept} cannot be listed: {exc}",
+            return Concept(concept, [], {}, f"the versions of its concept {concept} cannot be listed: {exc}",
                             listed_as=str(hit["id"]))
         versions, broken = [], None
         for record in listed:
-            version = _Version(str(record["id"]), record, done=(RECORD, str(record["id"])) in self.done)
+            version = Version(str(record["id"]), record, done=str(record["id"]) in self.done)
             if not version.done and broken is not None:
                 version.error = f"an earlier version ({broken}) was not imported"
             elif not version.done:
                 try:
+                    version.deposited  # noqa: B018 - worked out here, while the writing thread writes
                     version.files = self._download(record)
                 except FAILURES as exc:
-                    version.error, broken = _reason(exc), version.source_id
+                    version.error, broken = reason(exc), version.source_id
             versions.append(version)
-        return _Concept(concept, versions, self._community_titles(versions))
+        return Concept(concept, versions, self._community_titles(versions))
 
     def _versions(self, hit: dict[str, Any]) -> list[dict[str, Any]]:
-        if not hit.get("conceptrecid"):
-            return [hit]
+        if not hit.get("conceptrecid") or _stated_count(hit) == 1:
+            return [hit]  # the search hit is the concept's one version, whole: its listing would say no more
         url: str | None = (hit.get("links") or {}).get("versions") or urls.record_versions_api(self.source.base, hit["id"])
         params: dict[str, Any] | None = {"size": PAGE, "all_versions": "true"}
         found: dict[str, dict[str, Any]] = {}
@@ -223,7 +199,7 @@ class ApiImport:
             raise
         return stored
 
-    def _community_titles(self, versions: list[_Version]) -> dict[str, str]:
+    def _community_titles(self, versions: list[Version]) -> dict[str, str]:
         wanted = {str(c.get("id")) for v in versions if not v.done and not v.error
                   for c in (v.record.get("metadata") or {}).get("communities") or [] if isinstance(c, dict)}
         for identifier in wanted - set(self._titles):
@@ -236,84 +212,38 @@ class ApiImport:
         return {identifier: self._titles[identifier] for identifier in wanted}
 
     # --- writing (the calling thread) ----------------------------------------------------------------------
-    def _write(self, batch: list[_Concept]) -> None:
-        """Write the versions of `batch` in one transaction, each in a savepoint of its own: a version that fails
-        leaves nothing of itself, its files go, and the others are committed together (one commit and one index
-        update for the batch, as a bulk load)."""
-        written: list[tuple[_Concept, _Version, int, int]] = []
-        failed: list[tuple[str, str]] = []
+    def _write(self, batch: list[Concept]) -> None:
+        """Write the new versions of `batch` in one transaction (`api_write.write_batch`): their files are synced to
+        disk before the rows that name them commit, and the files of the versions that failed are removed. One
+        commit and one index update for the batch, as a bulk load."""
+        if not batch:
+            return
         mark = time.perf_counter()
         with self.db.write() as conn:
-            for concept in batch:
-                if concept.error is not None:
-                    failed.append((concept.listed_as, concept.error))
-                    continue
-                local = self.done.get((CONCEPT, concept.source_id))
-                broken = None
-                for version in concept.versions:
-                    if version.done:
-                        self.report.skipped += 1
-                        continue
-                    if broken is not None and version.error is None:
-                        version.error = f"an earlier version ({broken}) was not imported"
+            try:
+                written = write_batch(conn, self.owner_id, self.key, batch, self.done)
+            except BaseException:  # the batch's rows are rolled back: none of its files stays without them
+                for concept in batch:
+                    for version in concept.versions:
                         self._discard(version.files)
-                    if version.error is None:
-                        try:
-                            with conn.begin_nested():
-                                recid, local = self._write_version(conn, version, concept, local)
-                        except FAILURES as exc:
-                            version.error = _reason(exc)
-                            self._discard(version.files)
-                        else:
-                            written.append((concept, version, recid, local))
-                    if version.error is not None:
-                        broken = broken or version.source_id
-                        failed.append((version.source_id, version.error))
-                        ledger.mark(conn, self.key, RECORD, version.source_id, None, version.error)
+                raise
             self.store.sync()  # the files were written without an fsync each: on disk before the rows name them
             self.report.phases["write"] += time.perf_counter() - mark
             mark = time.perf_counter()
         self.report.phases["commit"] += time.perf_counter() - mark
-        for concept, version, recid, local in written:
-            self.done[(RECORD, version.source_id)] = recid
-            self.done[(CONCEPT, concept.source_id)] = local
+        for concept in batch:
+            for version in concept.versions:
+                if version.error is not None:
+                    self._discard(version.files)
+                elif version.done:
+                    self.report.skipped += 1
+        for version, recid, concept_id in written.versions:
+            self.done[version.source_id] = (recid, concept_id)
             self.report.imported += 1
             self.report.files += len(version.files)
             self.report.bytes += sum(stored.size for _key, stored in version.files)
-        self.report.failed += failed
+        self.report.failed += written.failed
         self._tick()
-
-    def _write_version(self, conn: Any, version: _Version, concept: _Concept, local: int | None) -> tuple[int, int]:
-        record = version.record
-        deposited, listed = deposit_metadata(record)
-        links = record.get("links") or {}
-        related = list(deposited.get("related_identifiers") or [])
-        if links.get("html"):
-            related.append({"identifier": links["html"], "relation": "isIdenticalTo", "scheme": "url"})
-        if links.get("self"):
-            related.append({"identifier": links["self"], "relation": "isAlternateIdentifier", "scheme": "url"})
-        deposited["related_identifiers"] = related
-        for identifier in listed:
-            if not communities.exists(conn, identifier):
-                communities.create(conn, self.owner_id, {"identifier": identifier,
-                                                         "title": concept.titles.get(identifier, identifier)})
-        if listed:
-            deposited["communities"] = [{"identifier": identifier} for identifier in listed]
-        metadata = validate_for_publish(deposited, DatabaseLookups(conn))
-        doi = str(record.get("doi") or "")
-        if not doi:
-            raise ValueError("the record has no DOI")
-        if pids.doi_taken(conn, doi, 0):
-            raise ValueError(f"its DOI {doi} belongs to another record here")
-        imported = ImportedRecord(
-            metadata=metadata, doi=doi, conceptdoi=record.get("conceptdoi") or None,
-            created=naive_utc(record["created"]), updated=naive_utc(record.get("updated") or record["created"]),
-            revision=int(record.get("revision") or 1), files=version.files)
-        recid, local_concept = write_published(conn, self.owner_id, imported, local, new_concept=local is None)
-        ledger.mark(conn, self.key, RECORD, version.source_id, recid, new=version.source_id not in self.failed_before)
-        if local is None:
-            ledger.mark(conn, self.key, CONCEPT, concept.source_id, local_concept, new=True)
-        return recid, local_concept
 
     def _discard(self, files: list[tuple[str, StoredFile]]) -> None:
         for _key, stored in files:
@@ -332,16 +262,12 @@ def _version_index(record: dict[str, Any]) -> int:
 
 
 def _version_count(hit: dict[str, Any]) -> int:
+    return max(1, _stated_count(hit) or 1)
+
+
+def _stated_count(hit: dict[str, Any]) -> int | None:
+    """The number of versions of the hit's concept, as the record says (None: it does not say)."""
     try:
-        return max(1, int(hit["metadata"]["relations"]["version"][0]["count"]))
+        return int(hit["metadata"]["relations"]["version"][0]["count"])
     except (KeyError, IndexError, TypeError, ValueError):
-        return 1
-
-
-def _reason(exc: BaseException) -> str:
-    errors = getattr(exc, "errors", None)
-    if errors:
-        return "invalid metadata: " + "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors)
-    if isinstance(exc, (SourceError, ValueError)):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+        return None

@@ -1,6 +1,8 @@
-"""The import ledger: which source record became which record, and each source's last complete harvest. A row is
-written in the transaction that publishes its record, so a record is imported and noted, or neither
-(docs/operators/migration.md#reruns)."""
+"""The import ledger of every import (table `imported_records`): which record of which source became which record
+here, and each OAI-PMH source's last complete harvest. A source is named by its kind and address (`api:<base URL>`,
+`oai:<base URL>?metadataPrefix=...`, `csv:<file name>`). A row is written in the transaction that publishes its
+record, so a record is imported and noted, or neither, and a rerun takes exactly what is missing
+(docs/operators/migration.md#the-import-ledger)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, insert, select, update
 
 from repository.storage.tables.imports import import_sources, imported_records
+from repository.storage.tables.records import records
 from repository.timeutil import utcnow
 
 
@@ -48,6 +51,15 @@ def known(conn: Connection, source: str, source_ids: Iterable[str]) -> dict[str,
             imported_records.c.source == source, imported_records.c.source_id.in_(wanted[start:start + 500])))
         found.update({row.source_id: row.record_id for row in rows})
     return found
+
+
+def versions(conn: Connection, source: str) -> dict[str, tuple[int, int]]:
+    """Every record imported from `source` with its concept here: (record id, concept id) by source id. An import
+    that brings versions finds a concept's local id through any version of it already here."""
+    rows = conn.execute(select(imported_records.c.source_id, records.c.id, records.c.conceptrecid)
+                        .join(records, records.c.id == imported_records.c.record_id)
+                        .where(imported_records.c.source == source))
+    return {source_id: (int(recid), int(concept)) for source_id, recid, concept in rows}
 
 
 def note(conn: Connection, source: str, source_id: str, record_id: int, datestamp: str | None) -> None:

@@ -29,12 +29,18 @@ class SourceError(Exception):
 
 class Source:
     """The service at `base` (its BASE_URL), read with `token` if given; `sleep` waits (the tests hand in their
-    clock's), `verify` is requests' (a CA bundle for a source with a self-signed certificate)."""
+    clock's), `verify` is requests' (a CA bundle for a source with a self-signed certificate); `connections`: the
+    requests in flight at most (the import's concurrency), each kept open for the next."""
 
     def __init__(self, base: str, token: str | None = None, verify: bool | str = True,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time) -> None:
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
+                 connections: int = 10) -> None:
         self.base = base.rstrip("/")
         self.session = requests.Session()
+        # requests keeps 10 connections a host: past that, each request would open (and handshake) a new one.
+        adapter = requests.adapters.HTTPAdapter(pool_maxsize=max(10, connections))
+        self.session.mount("https://", adapter)
+        self.session.mount("http://", adapter)
         self.session.trust_env = False  # the operator's arguments say where to go, not the environment
         self.session.verify = verify
         self.session.headers["User-Agent"] = "repository-import/1 (+docs/operators/migration.md)"

@@ -26,6 +26,7 @@ class Fault:
     times: int | None = None
     seconds: int = 3  # of retry-after, and the window's reset from now
     status: int = 500  # of `status`
+    record: int | None = None  # of no-creators: only the hits of this record (None: every hit)
 
 
 @dataclass
@@ -75,7 +76,7 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
             elif fault is not None and fault.kind in ("no-creators", "duplicate"):
                 page = json.loads(body)
                 for hit in page["hits"]["hits"]:
-                    if fault.kind == "no-creators":
+                    if fault.kind == "no-creators" and fault.record in (None, hit.get("id")):
                         hit["metadata"].pop("creators", None)
                 if fault.kind == "duplicate":
                     page["hits"]["hits"].append(page["hits"]["hits"][0])

@@ -19,10 +19,13 @@ from helpers.faulty_proxy import Fault, faulty_proxy
 from helpers.http import download, token_session
 from sqlalchemy import func, select
 
+from repository.accounts.tokens import create_user
 from repository.cli import COMMANDS, invoke
 from repository.imports.api import ApiImport
+from repository.imports.api_write import Concept, Version, write_batch
 from repository.imports.source import Source
-from repository.storage.tables.import_ledger import import_ledger
+from repository.storage.tables.communities import communities
+from repository.storage.tables.imports import imported_records
 from repository.storage.tables.outbox import outbox
 from repository.storage.tables.records import doi_registrations, records
 
@@ -130,10 +133,31 @@ def test_records_come_with_versions_files_and_dois_and_a_second_run_changes_noth
     assert count(app, doi_registrations) == 0
     with app.extensions["repository"].db.read() as conn:
         assert conn.execute(select(func.count()).select_from(outbox).where(outbox.c.kind != "index")).scalar_one() == 0
-    before = (count(app, records), count(app, import_ledger))
+    assert count(app, imported_records) == 4
+    before = (count(app, records), count(app, imported_records))
     assert run_import(settings, server["url"], server["cert"]) == 0
     assert "imported 0 records (0 files, 0 bytes), 4 already there, 0 failed" in capsys.readouterr().out
-    assert (count(app, records), count(app, import_ledger)) == before
+    assert (count(app, records), count(app, imported_records)) == before
+
+
+def test_a_batch_is_checked_before_anything_of_it_is_written(source, app) -> None:  # type: ignore[no-untyped-def]
+    # One batch: a record, the same record listed again under another id (its DOI is taken by the first), and a
+    # record without creators that lists a community missing here. The first is written; the others are reported
+    # with their source ids, and the community made for the failing one is not left behind.
+    pair, restricted = source_record(source, source["pair"]), source_record(source, source["restricted"])
+    twin = {**pair, "id": pair["id"] + 1000}
+    bad = {**restricted, "metadata": {**restricted["metadata"], "communities": [{"id": "moraines"}]}}
+    bad["metadata"].pop("creators")
+    batch = [Concept(str(r["id"]), [Version(str(r["id"]), r)], {"moraines": "Moraines"}) for r in (pair, twin, bad)]
+    services = app.extensions["repository"]
+    with services.db.write() as conn:
+        owner = create_user(conn, "importer@example.org")
+        written = write_batch(conn, owner, "api:https://source.example.org", batch, {})
+    assert [version.source_id for version, _recid, _concept in written.versions] == [str(pair["id"])]
+    assert [source_id for source_id, _reason in written.failed] == [str(twin["id"]), str(bad["id"])]
+    assert f"its DOI {pair['doi']} belongs to another record here" == written.failed[0][1]
+    assert written.failed[1][1].startswith("invalid metadata: metadata.creators: ")
+    assert count(app, communities) == 0 and count(app, records) == 1 and count(app, imported_records) == 1
 
 
 @pytest.fixture
@@ -145,26 +169,32 @@ def proxy(source) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 def test_a_failing_source_is_reported_record_by_record_and_a_rerun_takes_what_is_missing(
         source, proxy, settings, app, capsys) -> None:  # type: ignore[no-untyped-def]
     # The search page answers garbage once (asked again, it is fine); the second version's file arrives altered
-    # (its checksum fails); the two-file record's versions listing is gone for good; the restricted record comes
+    # (its checksum fails); the two-file record's second file is gone for good; the restricted record comes
     # without creators (its metadata fails validation).
     second_file = urlsplit(source_record(source, source["second"])["files"][0]["links"]["self"]).path
+    pair_file = urlsplit(source_record(source, source["pair"])["files"][1]["links"]["self"]).path
     proxy.faults = [Fault("/api/records/?", "garbage", times=1), Fault(second_file, "altered"),
-                    Fault(f"/api/records/{source['pair']}/versions", "status", status=404),
-                    Fault(f"/api/records/{source['restricted']}/versions", "no-creators")]
+                    Fault(pair_file, "status", status=404),
+                    Fault("/api/records/?", "no-creators", record=source["restricted"])]
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 1
     out = capsys.readouterr().out
     assert "imported 1 records" in out
     assert f"failed: record {source['second']}: file 'data.csv': checksum md5:" in out
-    assert f"failed: record {source['pair']}: the versions of its concept " in out and "HTTP 404" in out
+    assert f"failed: record {source['pair']}: " in out and "HTTP 404" in out
     assert f"failed: record {source['restricted']}: invalid metadata: metadata.creators: " in out
     assert count(app, records) == 1  # the first version only: nothing half-written
-    with app.extensions["repository"].db.read() as conn:
-        assert conn.execute(select(func.count()).select_from(import_ledger).where(
-            import_ledger.c.status == "failed")).scalar_one() == 2  # the second version and the restricted one
+    with app.extensions["repository"].db.read() as conn:  # and the ledger names it alone
+        assert conn.execute(select(imported_records.c.source_id)).scalars().all() == [str(source["first"])]
+    # Now the versions of the two-version record cannot be listed: the others come, it is reported.
+    proxy.faults = [Fault(f"/api/records/{source['second']}/versions", "status", status=404)]
+    assert run_import(settings, proxy.url, source["server"]["cert"]) == 1
+    out = capsys.readouterr().out
+    assert "imported 2 records (2 files, " in out and "1 failed" in out
+    assert f"failed: record {source['second']}: the versions of its concept " in out and "HTTP 404" in out
     proxy.faults = []
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 0
     out = capsys.readouterr().out
-    assert "imported 3 records (3 files, " in out and "1 already there, 0 failed" in out
+    assert "imported 1 records (1 files, " in out and "3 already there, 0 failed" in out
     assert count(app, records) == 4
     assert run_import(settings, proxy.url, source["server"]["cert"]) == 0
     assert "imported 0 records (0 files, 0 bytes), 4 already there, 0 failed" in capsys.readouterr().out
@@ -176,8 +206,6 @@ def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, pro
     services = app.extensions["repository"]
     waits: list[float] = []
     with app.extensions["repository"].db.write() as conn:
-        from repository.accounts.tokens import create_user
-
         owner = create_user(conn, "importer@example.org")
     http = Source(proxy.url, verify=source["server"]["cert"], sleep=waits.append)
     report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()

@@ -10,7 +10,6 @@ from repository.storage.tables import (  # noqa: F401  (registration)
     deposits,
     derived,
     files,
-    import_ledger,
     imports,
     mail,
     moderation,

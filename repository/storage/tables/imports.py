@@ -7,9 +7,9 @@ from sqlalchemy import Column, DateTime, ForeignKey, Integer, String, Table, Uni
 
 from repository.storage.tables.metadata import metadata
 
-# One row a record brought in: the source (an OAI-PMH base URL with its prefix and set, or `csv:<file name>`) and
-# the identifier the record has there. The row is written in the transaction that publishes the record, so a
-# record is either imported and listed here, or neither.
+# One row a record brought in, by every import: the source (`api:<base URL>`, `oai:<base URL>?metadataPrefix=...`
+# with its set, or `csv:<file name>`) and the identifier the record has there. The row is written in the
+# transaction that publishes the record, so a record is either imported and listed here, or neither.
 imported_records = Table(
     "imported_records",
     metadata,
