@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from repository import urls
@@ -27,7 +28,6 @@ from repository.imports.api_write import FAILURES, Concept, Version, reason, wri
 from repository.imports.source import Source, SourceError
 from repository.storage import Database
 
-PAGE = 100  # records per page of the source's search and version listings
 # Versions written in one transaction and indexed together after its commit: enough to make the statements few,
 # few enough that the threads keep reading the next batch while one is written.
 BATCH = 200
@@ -107,9 +107,26 @@ class ApiImport:
 
     # --- reading the source (the pool's threads) ----------------------------------------------------------
     def _hits(self, community: str | None, query: str | None) -> Iterator[Any]:
-        """The hits of the source's search, page by page along `links.next`; a page that fails for good, is not
-        a search answer or repeats an earlier one ends the listing (noted in the report)."""
-        params: dict[str, Any] | None = {"size": PAGE, **({"q": query} if query else {}),
+        """The hits of the source's search, newest first. A listing that ends before its total, as the reference
+        service's stops at its 10,000th result (docs/reference-behaviour.md#search), goes on in a new listing of
+        what was created before the last hit's second, less the hits of that second already listed, as often as it
+        takes; a page that fails for good, is not a search answer or repeats an earlier one ends it (noted in the
+        report)."""
+        window, listing = _Window(), _Window()
+        while True:
+            yield from self._listing(community, _windowed(query, window), listing)
+            if (self.report.listing_error is not None or listing.total is None or listing.listed >= listing.total
+                    or not listing.last_second):
+                return
+            if listing.fresh == 0:
+                self.report.listing_error = (f"the source's listing stops at {listing.listed} of {listing.total} "
+                                             "results and gives no earlier ones")
+                return
+            window, listing = listing, listing.following()
+
+    def _listing(self, community: str | None, query: str | None, window: _Window) -> Iterator[Any]:
+        """One listing of the source's search, page by page along `links.next`, newest first, noted in `window`."""
+        params: dict[str, Any] | None = {"size": self.source.page_size, "sort": "mostrecent", **({"q": query} if query else {}),
                                           **({"communities": community} if community else {})}
         url: str | None = urls.record_api(self.source.base, "")  # the search: `/api/records/`
         visited: set[str] = set()
@@ -125,7 +142,12 @@ class ApiImport:
             except (KeyError, TypeError) as exc:
                 self.report.listing_error = f"{url}: not a search answer ({type(exc).__name__}: {exc})"
                 return
-            yield from hits
+            if window.total is None:
+                window.total = _total(page["hits"].get("total"))
+            for hit in hits:
+                window.listed += 1
+                if window.note(hit):
+                    yield hit
             visited.add(url)
             links = page.get("links") if isinstance(page, dict) else None
             following = links.get("next") if isinstance(links, dict) else None
@@ -159,7 +181,7 @@ class ApiImport:
         if not hit.get("conceptrecid") or _stated_count(hit) == 1:
             return [hit]  # the search hit is the concept's one version, whole: its listing would say no more
         url: str | None = (hit.get("links") or {}).get("versions") or urls.record_versions_api(self.source.base, hit["id"])
-        params: dict[str, Any] | None = {"size": PAGE, "all_versions": "true"}
+        params: dict[str, Any] | None = {"size": self.source.page_size, "all_versions": "true"}
         found: dict[str, dict[str, Any]] = {}
         while url:
             page = self.source.json(url, params)
@@ -271,3 +293,66 @@ def _stated_count(hit: dict[str, Any]) -> int | None:
         return int(hit["metadata"]["relations"]["version"][0]["count"])
     except (KeyError, IndexError, TypeError, ValueError):
         return None
+
+
+@dataclass
+class _Window:
+    """One listing of the source's search: its stated total, the hits it listed and those new to the run (`fresh`:
+    not in an `earlier` listing), and the second its last hit was created in with the ids of the hits of that
+    second (the next listing's bound)."""
+
+    earlier: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+    total: int | None = None
+    listed: int = 0
+    fresh: int = 0
+    last_second: str = ""
+    last_ids: list[str] = field(default_factory=list)
+
+    def note(self, hit: Any) -> bool:
+        """Note `hit`; False when an earlier listing gave it (the bound's second is listed again)."""
+        recid = str(hit.get("id", "")) if isinstance(hit, dict) else ""
+        second = _second(hit.get("created")) if isinstance(hit, dict) else ""
+        if second and second != self.last_second:
+            self.last_second, self.last_ids = second, []
+        if second and recid.isdigit() and recid not in self.last_ids:
+            self.last_ids.append(recid)
+        if recid in self.earlier:
+            return False
+        self.ids.add(recid)
+        self.fresh += 1
+        return True
+
+    def following(self) -> _Window:
+        """The next listing's window: it starts in the second this one ended in, with the ids listed in it."""
+        return _Window(earlier=self.earlier | self.ids, last_second=self.last_second, last_ids=list(self.last_ids))
+
+
+def _windowed(query: str | None, window: _Window) -> str | None:
+    """`query` limited to what was created before the end of `window`'s last second, less the hits of that second
+    it listed: what the search gives after them, newest first (`created` is indexed to the second)."""
+    if not window.last_second:
+        return query
+    end = (datetime.fromisoformat(window.last_second) + timedelta(seconds=1)).isoformat()
+    bound = f'created:[* TO "{end}"}}'
+    if window.last_ids:
+        bound += " AND NOT recid:(" + " OR ".join(sorted(set(window.last_ids), key=int)) + ")"
+    return f"({query}) AND {bound}" if query else bound
+
+
+def _second(created: Any) -> str:
+    """The second a record was created in, as an ISO time in UTC ("" when `created` is not a time)."""
+    try:
+        moment = datetime.fromisoformat(str(created))
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+def _total(total: Any) -> int | None:
+    """A search answer's `hits.total`: a number, or OpenSearch's `{"value": n}`."""
+    if isinstance(total, dict):
+        total = total.get("value")
+    return total if isinstance(total, int) and not isinstance(total, bool) else None

@@ -46,6 +46,9 @@ class Source:
         self.session.headers["User-Agent"] = "repository-import/1 (+docs/operators/migration.md)"
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
+        # Results a page asks for: the reference service lists at most 25 a page to anonymous clients and 100 to
+        # those with a token (docs/reference-behaviour.md#search), and refuses larger pages.
+        self.page_size = 100 if token else 25
         self.sleep, self.clock = sleep, clock
         self.waited = 0.0  # seconds spent waiting on the source's word, for the final report
         self._window = threading.Lock()  # one wait for an exhausted window, not one per thread

@@ -22,11 +22,13 @@ class Fault:
 
     where: str
     kind: str  # status | retry-after | window | garbage | cut | altered | no-creators (records without
-    # creators) | duplicate (a search page listing its first hit twice)
+    # creators) | duplicate (a search page listing its first hit twice) | result-window (a search listing that
+    # ends after `limit` results, as the reference service's ends at its 10,000th)
     times: int | None = None
     seconds: int = 3  # of retry-after, and the window's reset from now
     status: int = 500  # of `status`
     record: int | None = None  # of no-creators: only the hits of this record (None: every hit)
+    limit: int = 1  # of result-window
 
 
 @dataclass
@@ -73,6 +75,11 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
                 extra = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + fault.seconds)}
             elif fault is not None and fault.kind == "garbage":
                 body = b"<html>Service temporarily replaced by a cat</html>"
+            elif fault is not None and fault.kind == "result-window":
+                page = json.loads(body)
+                page["hits"]["hits"] = page["hits"]["hits"][:fault.limit]
+                page.get("links", {}).pop("next", None)
+                body = json.dumps(page).encode()
             elif fault is not None and fault.kind in ("no-creators", "duplicate"):
                 page = json.loads(body)
                 for hit in page["hits"]["hits"]:

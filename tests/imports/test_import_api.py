@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 import pytest
 import requests
@@ -219,6 +219,30 @@ def test_an_interrupted_listing_resumes_and_the_source_is_waited_for(source, pro
     assert len(report.duplicates) == 1
     assert 7 in waits and any(25 <= w <= 31 for w in waits)
     assert ApiImport(services.db, services.files, http, owner).run().skipped == source["count"]
+    http.close()
+
+
+def test_a_listing_that_ends_before_its_total_goes_on_before_its_last_second(source, proxy, settings, app) -> None:  # type: ignore[no-untyped-def]
+    # Every search answer lists one result and no next page, as the reference service's listing ends at its
+    # 10,000th result: each following listing asks for what was created before the last one's second, less the
+    # records of that second already listed, until the total is reached. The records of the source were made
+    # within a few seconds, several in the same second.
+    proxy.faults = [Fault("/api/records/?", "result-window", limit=1)]
+    services = app.extensions["repository"]
+    with services.db.write() as conn:
+        owner = create_user(conn, "windows@example.org")
+    http = Source(proxy.url, verify=source["server"]["cert"], sleep=lambda _s: None)
+    report = ApiImport(services.db, services.files, http, owner, concurrency=2).run()
+    assert report.listing_error is None and not report.failed and not report.duplicates
+    assert report.imported == source["count"]
+    listings = [unquote_plus(p) for p in proxy.seen if p.startswith("/api/records/?")]
+    assert len(listings) == 3 and "sort=mostrecent" in listings[0] and "size=25" in listings[0]
+    assert 'created:[* TO "' in listings[1] and "NOT recid:(" in listings[1]
+    # A source that refuses the following listing: the run stops there and says why.
+    proxy.faults = [Fault("&q=", "status", status=400), Fault("/api/records/?", "result-window", limit=1)]
+    report = ApiImport(services.db, services.files, Source(proxy.url, verify=source["server"]["cert"],
+                                                           sleep=lambda _s: None), owner).run()
+    assert report.imported == 0 and report.skipped == 1 and "400" in str(report.listing_error)
     http.close()
 
 
