@@ -83,7 +83,7 @@ def plain_harvest(base: str, cert: str, concurrency: int) -> tuple[int, int]:
     def concept(hit: dict) -> tuple[int, int]:
         listed = [hit]  # a concept of one version: the hit is all of it, as the import reads it
         if hit["metadata"]["relations"]["version"][0]["count"] != 1:
-            listed = session.get(hit["links"]["versions"], params={"size": 100, "all_versions": "true"},
+            listed = session.get(hit["links"]["versions"], params={"size": 25, "all_versions": "true"},
                                  headers=headers, timeout=60).json()["hits"]["hits"]
         files = 0
         for record in listed:
@@ -92,7 +92,7 @@ def plain_harvest(base: str, cert: str, concurrency: int) -> tuple[int, int]:
                 files += 1
         return len(listed), files
 
-    url: str | None = base + "/api/records?size=100"
+    url: str | None = base + "/api/records?size=25&sort=mostrecent"  # as the import asks without a token
     hits: list[dict] = []
     while url:
         page = session.get(url, headers=headers, timeout=60).json()
