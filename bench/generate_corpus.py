@@ -516,8 +516,10 @@ def load(args: argparse.Namespace, ctx: Context) -> int:
 
 def load_index_only(args: argparse.Namespace, ctx: Context, owner_ids: list[int]) -> int:
     """The corpus's search documents only, into a new index of a new instance (bench/corpus_index.py)."""
-    from corpus_index import load as load_index
     from tqdm import tqdm
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its neighbour, also when imported as bench.*
+    from corpus_index import load as load_index
 
     from repository.search.open import open_search
 
