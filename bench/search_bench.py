@@ -15,7 +15,8 @@ than the times. The ratios are the targets of docs/performance.md#searches-at-th
   same search without them; the listing's facets are counted once per index state (embedded/generation.py), so
   the listing is also measured with them counted at each search (what the first listing after a commit pays);
 - the relevance-sorted common word with the default facets against it without them;
-- what is left of the facets' cost: the query executed again (a count alone), and each default facet alone.
+- what is left of the facets' cost: the query executed again (a count alone), the page of a sorted search read by a
+  `top_hits` aggregation (what one pass with the facets would read it with), and each default facet alone.
 
 The report (`bench/results/search-<time>.json`) records the corpus size, the commit and the load average before
 and after; `--write` renders it as the table between the markers of docs/performance.md (given several reports,
@@ -107,6 +108,13 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
         combined(request({"q": COMMON_TERM, "sort": "mostrecent"})))
     compare("sort=mostrecent, query again", request({"q": COMMON_TERM, "sort": "mostrecent"}, ()),
             lambda: hit_count(state.searcher.search(again, 1)), None, "a count alone / the search")
+    # One pass for an order whose key is numeric columns (created, then recid): the page and the total from a
+    # `top_hits` aggregation, which the facets' aggregations could join, against the search by the key column.
+    one_pass = {"page": {"top_hits": {"size": 20, "sort": [{"created": "desc"}, {"recid": "desc"}],
+                                      "docvalue_fields": ["recid", "sort_mostrecent"]}},
+                "total": {"value_count": {"field": "recid"}}}
+    compare("sort=mostrecent, top_hits", request({"q": COMMON_TERM, "sort": "mostrecent"}, ()),
+            lambda: state.searcher.aggregate(again, one_pass), None, "its page by top_hits / the search")
     for facet in DEFAULT_FACETS:  # each facet's share: what it adds alone to the common word
         compare(f"facet {facet}", request({"q": COMMON_TERM}, ()), request({"q": COMMON_TERM}, (facet,)),
                 None, "with this facet / without")

@@ -329,7 +329,8 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     sorts = ["mostrecent", "mostviewed", "publication_date", "conference_session", "journal", "version"]
     assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing"] + \
         [f"listing, sort={s}" for s in sorts] + [f"sort={s}" for s in sorts] + \
-        ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "facet access_right",
+        ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "sort=mostrecent, top_hits",
+         "facet access_right",
          "facet type", "facet file_type", "facet keywords"]
     assert rows[0]["total"] == 12 and rows[1]["total"] == 12
     written = _written_table(search_bench, report, tmp_path)
