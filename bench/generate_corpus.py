@@ -2,6 +2,7 @@
 """Generate a deterministic, realistic corpus of N published records and load it in bulk (database, files, index).
 
     python bench/generate_corpus.py --records 100000 [--seed 8] [--batch 1000] [--jobs 1]
+    python bench/generate_corpus.py --records 1000000 --index-only     # the index alone (bench/corpus_index.py)
 
 Concept `i` is generated from its own `random.Random((seed, i))`, so the corpus is the same whatever the batch size
 or the number of generator processes. Settings (INSTANCE_PATH, DATABASE_URL, SEARCH_URL, ...) come from the
@@ -497,6 +498,8 @@ def load(args: argparse.Namespace, ctx: Context) -> int:
 
     db, settings = ctx.db, ctx.settings
     owner_ids = prepare(db, args.users, args.communities)
+    if args.index_only:
+        return load_index_only(args, ctx, owner_ids)
     loaded_concepts, loaded_records = loaded(db)
     if loaded_records:  # an interrupted load goes on where it stopped (concept i is the same in every run)
         print(f"resuming after {loaded_records} records ({loaded_concepts} concepts)", file=sys.stderr)
@@ -511,6 +514,25 @@ def load(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def load_index_only(args: argparse.Namespace, ctx: Context, owner_ids: list[int]) -> int:
+    """The corpus's search documents only, into a new index of a new instance (bench/corpus_index.py)."""
+    from tqdm import tqdm
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its neighbour, also when imported as bench.*
+    from corpus_index import load as load_index
+
+    from repository.search.open import open_search
+
+    if loaded(ctx.db)[1]:
+        raise SystemExit("this instance holds records: --index-only needs a new INSTANCE_PATH")
+    source = concepts((args.seed, args.users, args.communities), args.records, owner_ids, args.jobs)
+    with tqdm(total=args.records, unit="rec", disable=args.quiet, file=sys.stderr) as bar:
+        count, seconds = load_index(ctx.settings, ctx.db, open_search(ctx.settings.SEARCH_URL), source, bar.update)
+    print(f"indexed {count} records (index only: no records rows, no files) in {seconds:.1f} s: "
+          f"{count / seconds:.0f} records/s")
+    return 0
+
+
 GENERATE_CORPUS = Command("generate-corpus", load, summary=__doc__.splitlines()[0], migrate=True, arguments=[
     arg("--records", type=int, required=True, help="how many records (versions included)"),
     arg("--seed", type=int, default=SEED),
@@ -519,6 +541,8 @@ GENERATE_CORPUS = Command("generate-corpus", load, summary=__doc__.splitlines()[
     arg("--users", type=int, default=USERS),
     arg("--communities", type=int, default=COMMUNITIES),
     arg("--quiet", action="store_true", help="no progress bar"),
+    arg("--index-only", action="store_true",
+        help="the records' search documents only, no records rows or files (bench/corpus_index.py)"),
 ])
 
 

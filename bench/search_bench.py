@@ -3,6 +3,7 @@
 
     python bench/search_bench.py --instance bench-results/instance-100k [--rounds 7]   # measure, write a report
     python bench/search_bench.py --write bench/results/search-<time>.json            # its table into the docs
+    python bench/search_bench.py --write <100k report> <1M report>                   # a table per corpus size
 
 Every figure is the best of `--rounds` of this process's CPU time (the engine answers in the calling thread), the
 searches of one comparison alternating within a round, so a machine loaded by other work disturbs the ratios less
@@ -14,10 +15,12 @@ than the times. The ratios are the targets of docs/performance.md#searches-at-th
   same search without them; the listing's facets are counted once per index state (embedded/generation.py), so
   the listing is also measured with them counted at each search (what the first listing after a commit pays);
 - the relevance-sorted common word with the default facets against it without them;
-- what is left of the facets' cost: the query executed again (a count alone), and each default facet alone.
+- what is left of the facets' cost: the query executed again (a count alone), the page of a sorted search read by a
+  `top_hits` aggregation (what one pass with the facets would read it with), and each default facet alone.
 
 The report (`bench/results/search-<time>.json`) records the corpus size, the commit and the load average before
-and after; `--write` renders it as the table between the markers of docs/performance.md.
+and after; `--write` renders it as the table between the markers of docs/performance.md (given several reports,
+one table each, in the order given: the 100,000-record corpus beside the million).
 """
 
 from __future__ import annotations
@@ -105,6 +108,13 @@ def measure(backend: EmbeddedBackend, rounds: int) -> dict[str, Any]:
         combined(request({"q": COMMON_TERM, "sort": "mostrecent"})))
     compare("sort=mostrecent, query again", request({"q": COMMON_TERM, "sort": "mostrecent"}, ()),
             lambda: hit_count(state.searcher.search(again, 1)), None, "a count alone / the search")
+    # One pass for an order whose key is numeric columns (created, then recid): the page and the total from a
+    # `top_hits` aggregation, which the facets' aggregations could join, against the search by the key column.
+    one_pass = {"page": {"top_hits": {"size": 20, "sort": [{"created": "desc"}, {"recid": "desc"}],
+                                      "docvalue_fields": ["recid", "sort_mostrecent"]}},
+                "total": {"value_count": {"field": "recid"}}}
+    compare("sort=mostrecent, top_hits", request({"q": COMMON_TERM, "sort": "mostrecent"}, ()),
+            lambda: state.searcher.aggregate(again, one_pass), None, "its page by top_hits / the search")
     for facet in DEFAULT_FACETS:  # each facet's share: what it adds alone to the common word
         compare(f"facet {facet}", request({"q": COMMON_TERM}, ()), request({"q": COMMON_TERM}, (facet,)),
                 None, "with this facet / without")
@@ -132,14 +142,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instance", help="an instance holding a corpus (bench/generate_corpus.py)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--out", type=Path, help="the report (default: bench/results/search-<time>.json)")
-    parser.add_argument("--write", type=Path, metavar="REPORT", help=f"write REPORT's table into {PAGE.name}")
+    parser.add_argument("--write", type=Path, nargs="+", metavar="REPORT",
+                        help=f"write the REPORTs' tables into {PAGE.name}, one after the other")
     parser.add_argument("--page", type=Path, default=PAGE, help="the page --write writes into")
     args = parser.parse_args(argv)
     if args.write:
-        report = json.loads(args.write.read_text(encoding="utf-8"))
-        source = args.write.resolve().relative_to(ROOT).as_posix() if args.write.resolve().is_relative_to(ROOT) \
-            else args.write.name
-        write(args.page, table(report, source), START, END)
+        tables = []
+        for path in args.write:
+            report = json.loads(path.read_text(encoding="utf-8"))
+            source = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) \
+                else path.name
+            tables.append(table(report, source))
+        write(args.page, "\n\n".join(tables), START, END)
         return 0
     if not args.instance:
         parser.error("--instance or --write")

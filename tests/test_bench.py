@@ -329,11 +329,20 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
     sorts = ["mostrecent", "mostviewed", "publication_date", "conference_session", "journal", "version"]
     assert [r["search"] for r in rows] == ["phrase", "phrase, sort=mostrecent", "listing"] + \
         [f"listing, sort={s}" for s in sorts] + [f"sort={s}" for s in sorts] + \
-        ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "facet access_right",
+        ["relevance", "listing, first after a commit", "sort=mostrecent, query again", "sort=mostrecent, top_hits",
+         "facet access_right",
          "facet type", "facet file_type", "facet keywords"]
     assert rows[0]["total"] == 12 and rows[1]["total"] == 12
     written = _written_table(search_bench, report, tmp_path)
     assert "| `sort=journal` | with facets / without | 12 |" in written and "12 records in the index" in written
+    million = tmp_path / "search-1m.json"  # a second report: its table follows the first
+    million.write_text(json.dumps({**json.loads(report.read_text(encoding="utf-8")), "records": 1_000_000}),
+                       encoding="utf-8")
+    page = tmp_path / "page.md"
+    assert search_bench.main(["--write", str(report), str(million), "--page", str(page)]) == 0
+    both = page.read_text(encoding="utf-8")
+    assert both.index("| 12 records in the index |") < both.index("| 1,000,000 records in the index |")
+    assert both.count("| `sort=journal` | with facets / without | 12 |") == 2
 
 
 def test_s3_bench_writes_the_tables_of_a_report(tmp_path) -> None:
@@ -388,3 +397,42 @@ def test_export_bench_measures_each_size_and_writes_its_table(tmp_path, monkeypa
     assert found["verdict"]["at_target_size"] is False and found["verdict"]["met_wall"] is False
     written = _written_table(export_bench, report, tmp_path)
     assert "| 75 | " in written and "not measured at that size" in written
+
+
+@pytest.mark.slow  # a full load and an index-only one of the generated corpus
+def test_an_index_only_corpus_indexes_what_a_full_load_indexes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`generate_corpus.py --index-only` (bench/corpus_index.py): the same records in the index as a full load of
+    the same corpus, field for field (only the fresh UUIDs of files and buckets differ), and no records rows."""
+    import re
+
+    import tantivy
+
+    from bench import generate_corpus
+    from repository.config import Settings
+    from repository.search.embedded.engine import EmbeddedBackend
+    from repository.search.embedded.tantivy_query import stored_source
+    from repository.storage.engine import close_all
+
+    uuids = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+    def indexed(instance: str) -> dict[int, str]:
+        searcher = EmbeddedBackend(os.path.join(instance, "index"), cache_entries=0)._live()
+        hits = searcher.search(tantivy.Query.all_query(), max(1, searcher.num_docs)).hits
+        found = [stored_source(searcher, address) for _, address in hits]
+        return {record["id"]: uuids.sub("U", json.dumps(record, sort_keys=True)) for record in found}
+
+    def rows(instance: str) -> int:
+        db = open_database(Settings.build(INSTANCE_PATH=instance).DATABASE_URL)
+        with db.read() as conn:
+            count = conn.execute(select(func.count()).select_from(records)).scalar_one()
+        close_all()
+        return count
+
+    full, only = str(tmp_path / "full"), str(tmp_path / "only")
+    monkeypatch.setenv("INSTANCE_PATH", full)
+    assert generate_corpus.main(["--records", "60", "--jobs", "0", "--batch", "20", "--quiet"]) == 0
+    monkeypatch.setenv("INSTANCE_PATH", only)
+    assert generate_corpus.main(["--records", "60", "--jobs", "0", "--quiet", "--index-only"]) == 0
+    expected, got = indexed(full), indexed(only)
+    assert len(got) == 60 and got == expected
+    assert rows(only) == 0 and rows(full) == 60
