@@ -67,9 +67,7 @@ def records_of(settings: Settings, lookups: DatabaseLookups, owners: dict[str, i
                **type_columns(version.metadata), "doi": doi.lower(), "doi_external": False, "bucket_id": bucket,
                "revision": 1, "integrated": True, **access_columns(version.metadata), "created": now,
                "updated": now, "deleted": None}
-        # build._build is what build_records does per row once it has read these from the database.
-        built.append(build._build(settings, lookups, row, conceptdoi, recids, build._stats_of({}, row), accepted,
-                                  objs, False))
+        built.append(build.build_unread(settings, lookups, row, conceptdoi, recids, accepted, objs))
     return built
 
 

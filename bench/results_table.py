@@ -83,7 +83,8 @@ def run_lines(results: dict, source: str) -> list[str]:
         f"| machine | {meta.get('cpus', 'n/a')} CPUs{'; ' + meta['machine'] if meta.get('machine') else ''} |",
         f"| load generator | {meta.get('load_generator', 'n/a')}, {meta.get('connections', 'n/a')} connections, "
         f"{meta.get('seconds_per_run', 'n/a')} s per run |",
-        f"| corpus | {corpus.get('records', 'n/a'):,} records |",
+        f"| corpus | {corpus.get('records', 'n/a'):,} records"
+        f"{' (index only: the search engine alone, no database rows)' if corpus.get('index_only') else ''} |",
         f"| mode | {mode} |",
         f"| report | `{source}` |",
         "",

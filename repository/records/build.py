@@ -86,6 +86,13 @@ def build_records(
     return built
 
 
+def build_unread(settings: Settings, lookups: MetadataLookups, row: dict, conceptdoi: str | None,
+                 versions: list[int], communities: list[str], objs: list[buckets.ObjectRow]) -> dict:
+    """The v1 record dict of `row` from what `build_records` would read for it, handed in by a caller that made it
+    without the database (generated corpora indexed alone, bench/corpus_index.py): no usage counted, no files."""
+    return _build(settings, lookups, row, conceptdoi, versions, _stats_of({}, row), communities, objs, False)
+
+
 def _build(
     settings: Settings,
     lookups: MetadataLookups,
