@@ -1,7 +1,7 @@
 """The resumable multipart protocol's bytes on the local directory store (repository.files.multipart,
 docs/api/deposits.md): one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated at initiate,
 each part written at its offset under a lock file of its own, the hash frontier beside it (repository.files.frontier),
-and complete renaming the file into place. `FileStore.upload_parts()` gives this; an S3 store gives
+and complete renaming the file into place. `multipart.upload_parts(store)` gives this; an S3 store gives
 repository.files.objectparts's instead, with the same methods."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 `?uploads` link every bucket file object carries): initiate with the total size and the part size, send the parts
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
-This module keeps the protocol's rules and rows; the bytes are the store's (`FileStore.upload_parts()`, the same steps
-on either store): on the local directory (repository.files.localparts), one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
+This module keeps the protocol's rules and rows; the bytes are the store's (`upload_parts(store)`, the same steps on
+either store): on the local directory (repository.files.localparts), one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
 initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
 it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
 offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
@@ -41,7 +41,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.exc import OperationalError
@@ -49,13 +49,14 @@ from sqlalchemy.exc import OperationalError
 from repository import urls
 from repository.accounts.tokens import Identity
 from repository.errors import BadRequest, Forbidden, PayloadTooLarge
-from repository.files import buckets, digests, localparts, owners, quotas, upload_rows
+from repository.files import buckets, digests, localparts, objectparts, owners, quotas, upload_rows
 from repository.files.keys import upload_key
 from repository.files.store import (
     MULTIPART_DIR,
     TMP_DIR,
     FileStore,
     Readable,
+    StoredFile,
     store_error,
 )
 from repository.storage import Database
@@ -64,6 +65,38 @@ from repository.storage.tables.multipart import multipart_parts, multipart_uploa
 from repository.timeutil import isoformat, utcnow
 
 MAX_PARTS = 10_000
+
+
+class UploadParts(Protocol):
+    """The multipart protocol's steps that touch bytes (`upload_parts`): `begin` makes an upload's room and
+    gives the columns of its row the store needs, `put_part` receives, stores and records a part, `assemble` makes
+    the file of the parts (and gives what undoes it), `cleanup` follows a recorded complete, `discard` drops an
+    upload's bytes (aborted, expired, never recorded), `sweep` removes the store's leftovers of uploads no row knows
+    last written before `cutoff`."""
+
+    def begin(self, upload_id: str, size: int, part_size: int, keep_free: int) -> dict[str, str | None]: ...
+
+    def put_part(self, db: Database, bucket_id: str, key: str, row: dict, number: int, stream: Readable,
+                 expected: dict, who: Identity) -> tuple[dict, dict]: ...
+
+    def assemble(self, db: Database, row: dict, who: Identity) -> tuple[StoredFile, Callable[[], None]]: ...
+
+    def cleanup(self, row: dict) -> None: ...
+
+    def discard(self, row: dict) -> None: ...
+
+    def sweep(self, db: Database, cutoff: float) -> int: ...
+
+
+# Each store's steps, by the store's `kind`. The store cannot hand out its own: these modules use the store's, so a
+# method of the store importing them would close an import cycle (tests/test_layering.py).
+_PARTS: dict[str, Callable[[Any], UploadParts]] = {"local": localparts.LocalParts, "s3": objectparts.ObjectParts}
+
+
+def upload_parts(store: FileStore) -> UploadParts:
+    """How `store` keeps the protocol's bytes: a file per upload under its root (repository.files.localparts), or
+    the parts in the bucket and the state in the database (repository.files.objectparts)."""
+    return _PARTS[store.kind](store)
 # A complete that started this long ago and never finished (its process died) no longer protects its upload.
 STALE_COMPLETE = timedelta(days=1)
 
@@ -96,7 +129,7 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
             quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key))
         _check_reserved(conn, who, size, user_reserved)
     upload_id = str(uuid.uuid4())
-    parts = store.upload_parts()
+    parts = upload_parts(store)
     held: dict[str, str | None] = {}  # what the store keeps of the upload in its row (S3: repository.files.objectparts)
     try:  # the bytes' room first, then the row (a crash in between leaves what the sweeps remove)
         held = parts.begin(upload_id, size, part_size, keep_free)
@@ -169,7 +202,7 @@ def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         raise BadRequest(f"Part {number} is {size} bytes ({which}); the request's Content-Length is "
                          f"{'missing' if content_length is None else content_length}. Nothing was stored.",
                          errors=[{"field": "Content-Length", "message": f"Expected {size}."}])
-    return store.upload_parts().put_part(db, bucket_id, key, row, number, stream, expected, who)
+    return upload_parts(store).put_part(db, bucket_id, key, row, number, stream, expected, who)
 
 
 def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
@@ -192,7 +225,7 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
             raise BadRequest(f"{len(missing)} part(s) missing: {shown}. Send them, then complete again.",
                              errors=[{"field": "partNumber", "message": f"Missing part {n}."} for n in missing[:100]])
         conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=utcnow()))
-    parts = store.upload_parts()
+    parts = upload_parts(store)
     undo: Callable[[], None] | None = None
     try:
         stored, undo = parts.assemble(db, row, who)
@@ -244,7 +277,7 @@ def _drop(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
 
 def _discard(store: FileStore, upload_id: str, file_id: str | None, store_upload_id: str | None) -> None:
     """An upload's bytes, once the transaction that dropped its rows committed (never recorded as a file)."""
-    store.upload_parts().discard({"id": upload_id, "completed": None, "file_id": file_id,
+    upload_parts(store).discard({"id": upload_id, "completed": None, "file_id": file_id,
                                   "store_upload_id": store_upload_id})
 
 
@@ -289,7 +322,7 @@ def sweep(db: Database, store: FileStore, min_age: float, now: datetime | None =
         with db.write() as conn:
             conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id.in_(expired)))
             conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id.in_(expired)))
-    parts = store.upload_parts()
+    parts = upload_parts(store)
     for row in rows:
         parts.discard(row)
         removed += 1

@@ -43,7 +43,6 @@ from repository.files.store import (
     FileStore,
     Readable,
     StoredFile,
-    UploadParts,
     copy_stream,
     discard,
     file_uri,
@@ -327,15 +326,6 @@ class S3Store(FileStore):
                     self.abort_upload(upload["Key"], upload["UploadId"])  # gone already: another node's sweep
                     aborted += 1
         return aborted
-
-    def upload_parts(self) -> UploadParts:
-        """The multipart protocol's parts go to the bucket and its state to the database (repository.files.objectparts),
-        so that any node takes the next request of an upload."""
-        from repository.files.objectparts import (
-            ObjectParts,  # above this module in the package (it uses the store)
-        )
-
-        return ObjectParts(self)
 
     # The resumable multipart protocol's bytes (repository.files.objectparts): parts of PROTOCOL_MIN_PART and more
     # are the parts of an S3 multipart upload; smaller ones are staged as objects of their own under STAGED.

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from repository.errors import (
     ApiError,
@@ -20,10 +20,6 @@ from repository.errors import (
     ServiceUnavailable,
     disk_full,
 )
-
-if TYPE_CHECKING:
-    from repository.accounts.tokens import Identity
-    from repository.storage import Database
 
 CHUNK = 1024 * 1024  # 1 MiB reads: 64 KiB chunks were measured 2.3x slower for large uploads
 
@@ -209,36 +205,6 @@ class FileStore:
         none."""
         return 0
 
-    def upload_parts(self) -> UploadParts:
-        """How this store keeps the resumable multipart protocol's bytes (repository.files.multipart asks it, never
-        the store's type): here a file per upload under `root` (repository.files.localparts)."""
-        from repository.files.localparts import (
-            LocalParts,  # above this module in the package (it uses the store)
-        )
-
-        return LocalParts(self)
-
-
-
-class UploadParts(Protocol):
-    """The multipart protocol's steps that touch bytes (`FileStore.upload_parts`): `begin` makes an upload's room and
-    gives the columns of its row the store needs, `put_part` receives, stores and records a part, `assemble` makes
-    the file of the parts (and gives what undoes it), `cleanup` follows a recorded complete, `discard` drops an
-    upload's bytes (aborted, expired, never recorded), `sweep` removes the store's leftovers of uploads no row knows
-    last written before `cutoff`."""
-
-    def begin(self, upload_id: str, size: int, part_size: int, keep_free: int) -> dict[str, str | None]: ...
-
-    def put_part(self, db: Database, bucket_id: str, key: str, row: dict, number: int, stream: Readable,
-                 expected: dict, who: Identity) -> tuple[dict, dict]: ...
-
-    def assemble(self, db: Database, row: dict, who: Identity) -> tuple[StoredFile, Callable[[], None]]: ...
-
-    def cleanup(self, row: dict) -> None: ...
-
-    def discard(self, row: dict) -> None: ...
-
-    def sweep(self, db: Database, cutoff: float) -> int: ...
 
 
 def file_uri(file_id: str) -> str:
