@@ -17,13 +17,14 @@ figures never typed by hand."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,51 @@ def _workers_mib(server: Server, field: str) -> float:
     return total / 1024
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user and system, all its threads), in seconds; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Cpu:
+    """The CPU time each party spends on a transfer: the service's workers, the S3 server (`store_pid`, when known)
+    and this process (the client: requests over TLS, or boto3). On a machine where they share the cores, the sum is
+    what bounds the transfer's speed once the cores are busy."""
+
+    PARTS = ("service", "store", "client")
+
+    def __init__(self, store_pid: int | None) -> None:
+        self.store_pid = store_pid
+        self.seconds: dict[str, list[dict[str, float]]] = {}
+
+    def _now(self, workers: list[int]) -> dict[str, float]:
+        return {"service": sum(_cpu_seconds(pid) for pid in workers),
+                "store": _cpu_seconds(self.store_pid) if self.store_pid else 0.0,
+                "client": time.process_time()}
+
+    def measure(self, name: str, server: Server | None, transfer: Callable[[], float]) -> float:
+        workers = server.workers() if server is not None else []
+        before = self._now(workers)
+        rate = transfer()
+        after = self._now(workers)
+        self.seconds.setdefault(name, []).append({part: round(after[part] - before[part], 2) for part in self.PARTS})
+        return rate
+
+
+def _store_pid() -> int | None:
+    """The pid scripts/seaweedfs.sh wrote for its server (SEAWEEDFS_DIR), if that server runs."""
+    try:
+        with open(os.path.join(os.environ.get("SEAWEEDFS_DIR", "/tmp/seaweedfs-tests"), "weed.pid")) as handle:
+            pid = int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if os.path.exists(f"/proc/{pid}") else None
+
+
 def _rate(size: int, started: float) -> float:
     return round(size / MIB / (time.perf_counter() - started), 1)
 
@@ -144,6 +190,7 @@ def run(endpoint: str, size_mib: int, rounds: int) -> dict[str, Any]:
         "service_upload", "boto3_upload", "service_download", "boto3_download", "presigned_download",
         "local_upload", "local_download")}
     rss: list[float] = []
+    cpu = _Cpu(_store_pid())
     with tempfile.TemporaryDirectory() as instance, tempfile.TemporaryDirectory() as logs:
         store = {"FILES_STORE": "s3", "S3_ENDPOINT_URL": endpoint, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": ACCESS_KEY,
                  "S3_SECRET_ACCESS_KEY": SECRET_KEY, "S3_CREATE_BUCKET": "true"}
@@ -152,22 +199,19 @@ def run(endpoint: str, size_mib: int, rounds: int) -> dict[str, Any]:
             service = _Service(server, token)
             rss.append(_workers_mib(server, "VmRSS"))
             for n in range(rounds):
-                figures["service_upload"].append(service.upload(f"big-{n}.bin", size, block))
-                started = time.perf_counter()
-                client.upload_fileobj(_Source(size, block), bucket, f"boto3-{n}")
-                figures["boto3_upload"].append(_rate(size, started))
-                figures["service_download"].append(service.download(f"big-{n}.bin", size))
-                sink = _Sink()
-                started = time.perf_counter()
-                client.download_fileobj(bucket, f"boto3-{n}", sink)
-                figures["boto3_download"].append(_rate(size, started))
-                key = _uri_of(services, service.deposit, f"big-{n}.bin")
-                url = services.files.presigned_url(key, "big.bin", "application/octet-stream", True)
-                started = time.perf_counter()
-                with requests.get(url, stream=True, timeout=3600) as response:
-                    got = sum(len(chunk) for chunk in response.iter_content(MIB))
-                figures["presigned_download"].append(_rate(size, started))
-                assert got == size, got
+                name = f"big-{n}.bin"
+                figures["service_upload"].append(cpu.measure(
+                    "service_upload", server, functools.partial(service.upload, name, size, block)))
+                figures["boto3_upload"].append(cpu.measure("boto3_upload", None, functools.partial(
+                    _boto3_upload, client, bucket, f"boto3-{n}", _Source(size, block), size)))
+                figures["service_download"].append(cpu.measure(
+                    "service_download", server, functools.partial(service.download, name, size)))
+                figures["boto3_download"].append(cpu.measure(
+                    "boto3_download", None, functools.partial(_boto3_download, client, bucket, f"boto3-{n}", size)))
+                url = services.files.presigned_url(_uri_of(services, service.deposit, name), "big.bin",
+                                                   "application/octet-stream", True)
+                figures["presigned_download"].append(cpu.measure(
+                    "presigned_download", None, functools.partial(_presigned_download, url, size)))
                 rss.append(_workers_mib(server, "VmRSS"))
             peak = _workers_mib(server, "VmHWM")
         services.db.dispose()
@@ -176,15 +220,55 @@ def run(endpoint: str, size_mib: int, rounds: int) -> dict[str, Any]:
         with Server(instance, "gthread-2x8", logs, env={"BACKGROUND_WORKER": "false"}) as server:
             service = _Service(server, token)
             for n in range(rounds):
-                figures["local_upload"].append(service.upload(f"big-{n}.bin", size, block))
-                figures["local_download"].append(service.download(f"big-{n}.bin", size))
+                name = f"big-{n}.bin"
+                figures["local_upload"].append(cpu.measure(
+                    "local_upload", server, functools.partial(service.upload, name, size, block)))
+                figures["local_download"].append(cpu.measure(
+                    "local_download", server, functools.partial(service.download, name, size)))
         services.db.dispose()
+    _drop_bucket(client, bucket)
     best = {name: max(values) for name, values in figures.items()}
     return {"size_mib": size_mib, "rounds": rounds, "mib_per_s": figures, "best_mib_per_s": best,
             "upload_ratio": round(best["service_upload"] / best["boto3_upload"], 3),
             "download_ratio": round(best["service_download"] / best["boto3_download"], 3),
             "presigned_ratio": round(best["presigned_download"] / best["boto3_download"], 3),
-            "workers_rss_mib": {"rounds": [round(value, 1) for value in rss], "peak": round(peak, 1)}}
+            "workers_rss_mib": {"rounds": [round(value, 1) for value in rss], "peak": round(peak, 1)},
+            "cpu_s": cpu.seconds}
+
+
+def _boto3_upload(client: Any, bucket: str, key: str, source: _Source, size: int) -> float:
+    started = time.perf_counter()
+    client.upload_fileobj(source, bucket, key)
+    return _rate(size, started)
+
+
+def _boto3_download(client: Any, bucket: str, key: str, size: int) -> float:
+    sink = _Sink()
+    started = time.perf_counter()
+    client.download_fileobj(bucket, key, sink)
+    rate = _rate(size, started)
+    assert sink.size == size, sink.size
+    return rate
+
+
+def _presigned_download(url: str, size: int) -> float:
+    started = time.perf_counter()
+    with requests.get(url, stream=True, timeout=3600) as response:
+        got = sum(len(chunk) for chunk in response.iter_content(MIB))
+    rate = _rate(size, started)
+    assert got == size, got
+    return rate
+
+
+def _drop_bucket(client: Any, bucket: str) -> None:
+    """Remove the run's bucket and its objects: SeaweedFS gives each bucket volumes of its own, and buckets left
+    behind by runs fill the server's volume slots until every new upload fails."""
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for item in page.get("Contents", []):
+            client.delete_object(Bucket=bucket, Key=item["Key"])
+    for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+        client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+    client.delete_bucket(Bucket=bucket)
 
 
 def _uri_of(services: Any, deposit: dict, key: str) -> str:
@@ -233,7 +317,24 @@ def table(report: dict[str, Any], source: str) -> str:
               f"| before the transfers | {memory['rounds'][0]:,.1f} |"]
     lines += [f"| after round {n} | {value:,.1f} |" for n, value in enumerate(memory["rounds"][1:], 1)]
     lines.append(f"| peak (VmHWM) | {memory['peak']:,.1f} |")
+    if report.get("cpu_s"):
+        lines += ["", "CPU seconds per GiB moved (the rounds' mean): what each party spent on the transfer.", "",
+                  "| transfer | service's workers | S3 server | client | all |", "|---|---:|---:|---:|---:|"]
+        for what, name in _CPU_ROWS:
+            rounds = report["cpu_s"].get(name)
+            if not rounds:
+                continue
+            mean = {part: sum(r[part] for r in rounds) / len(rounds) * 1024 / report["size_mib"] for part in _Cpu.PARTS}
+            cells = " | ".join("—" if part == "service" and name.startswith(("boto3", "presigned")) else
+                               f"{mean[part]:.2f}" for part in _Cpu.PARTS)
+            lines.append(f"| {what} | {cells} | {sum(mean.values()):.2f} |")
     return "\n".join(lines)
+
+
+_CPU_ROWS = (("upload through the service", "service_upload"), ("boto3 `upload_fileobj`", "boto3_upload"),
+             ("download through the service", "service_download"), ("boto3 `download_fileobj`", "boto3_download"),
+             ("presigned download", "presigned_download"), ("upload, local directory store", "local_upload"),
+             ("download, local directory store", "local_download"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 `?uploads` link every bucket file object carries): initiate with the total size and the part size, send the parts
 (numbered from 0, in any order, in parallel, each retried safely), list them to resume, complete, or abort.
 
-The bytes, on the local store: one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
+This module keeps the protocol's rules and rows; the bytes are the store's (`upload_parts(store)`, the same steps on
+either store): on the local directory (repository.files.localparts), one file per upload, `FILES_ROOT/.tmp/multipart/<upload id>/data`, preallocated to the total size at
 initiate (a full disk answers 507 then, not at the last part), and only while READY_MIN_FREE_BYTES stay free beside
 it; one user's open uploads reserve at most MULTIPART_USER_RESERVED_BYTES in all. Each part is written at its
 offset. Complete renames the file into place as a PUT does: no second copy of the bytes on any file system, where
@@ -27,40 +28,35 @@ publish itself is refused while an upload is open (`publish_errors`). An upload 
 quotas from initiate until it completes (repository.files.quotas). Complete marks the upload `completed` (parts are refused from then on) before it hashes, renames the file into
 place and records the object in one transaction; if that fails, the file goes back and the mark is cleared.
 
-On an S3 store the parts go to the bucket (an S3 multipart upload, or staged objects for parts under S3's 5 MiB)
-and what the steps keep between requests is in the database, so that any node takes the next request:
-repository.files.objectparts. The rules above on rows, locks of the bucket's row, quotas and publish are the same;
+On an S3 store (repository.files.objectparts) the parts go to the bucket (an S3 multipart upload, or staged objects
+for parts under S3's 5 MiB) and what the steps keep between requests is in the database, so that any node takes
+the next request. The rules above on rows, locks of the bucket's row, quotas and publish are the same;
 no disk room is reserved."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import functools
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.exc import OperationalError
 
 from repository import urls
 from repository.accounts.tokens import Identity
-from repository.errors import BadRequest, Forbidden, InsufficientStorage, PayloadTooLarge
-from repository.files import buckets, digests, frontier, objectparts, owners, quotas, upload_rows
+from repository.errors import BadRequest, Forbidden, PayloadTooLarge
+from repository.files import buckets, digests, localparts, objectparts, owners, quotas, upload_rows
 from repository.files.keys import upload_key
-from repository.files.s3store import S3Store
 from repository.files.store import (
     MULTIPART_DIR,
     TMP_DIR,
     FileStore,
     Readable,
     StoredFile,
-    copy_stream,
     store_error,
 )
 from repository.storage import Database
@@ -69,13 +65,42 @@ from repository.storage.tables.multipart import multipart_parts, multipart_uploa
 from repository.timeutil import isoformat, utcnow
 
 MAX_PARTS = 10_000
-DATA = frontier.DATA
+
+
+class UploadParts(Protocol):
+    """The multipart protocol's steps that touch bytes (`upload_parts`): `begin` makes an upload's room and
+    gives the columns of its row the store needs, `put_part` receives, stores and records a part, `assemble` makes
+    the file of the parts (and gives what undoes it), `cleanup` follows a recorded complete, `discard` drops an
+    upload's bytes (aborted, expired, never recorded), `sweep` removes the store's leftovers of uploads no row knows
+    last written before `cutoff`."""
+
+    def begin(self, upload_id: str, size: int, part_size: int, keep_free: int) -> dict[str, str | None]: ...
+
+    def put_part(self, db: Database, bucket_id: str, key: str, row: dict, number: int, stream: Readable,
+                 expected: dict, who: Identity) -> tuple[dict, dict]: ...
+
+    def assemble(self, db: Database, row: dict, who: Identity) -> tuple[StoredFile, Callable[[], None]]: ...
+
+    def cleanup(self, row: dict) -> None: ...
+
+    def discard(self, row: dict) -> None: ...
+
+    def sweep(self, db: Database, cutoff: float) -> int: ...
+
+
+# Each store's steps, by the store's `kind`. The store cannot hand out its own: these modules use the store's, so a
+# method of the store importing them would close an import cycle (tests/test_layering.py).
+_PARTS: dict[str, Callable[[Any], UploadParts]] = {"local": localparts.LocalParts, "s3": objectparts.ObjectParts}
+
+
+def upload_parts(store: FileStore) -> UploadParts:
+    """How `store` keeps the protocol's bytes: a file per upload under its root (repository.files.localparts), or
+    the parts in the bucket and the state in the database (repository.files.objectparts)."""
+    return _PARTS[store.kind](store)
 # A complete that started this long ago and never finished (its process died) no longer protects its upload.
 STALE_COMPLETE = timedelta(days=1)
 
 
-def upload_dir(store: FileStore, upload_id: str) -> str:
-    return os.path.join(store.root, TMP_DIR, MULTIPART_DIR, upload_id)
 
 
 
@@ -104,19 +129,10 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
             quotas.check(conn, quota, bucket_id, size, "size", quotas.replaced_size(conn, bucket_id, key))
         _check_reserved(conn, who, size, user_reserved)
     upload_id = str(uuid.uuid4())
-    directory = upload_dir(store, upload_id)
-    held: dict[str, str | None] = {}  # on S3: the file id it becomes, the store's upload (repository.files.objectparts)
-    try:  # the bytes' room first, then the row (a crash in between leaves a directory the sweep removes)
-        if isinstance(store, S3Store):  # the bucket's room is the store's: only the quotas reserve it
-            held["file_id"], held["store_upload_id"] = objectparts.begin(store, size, part_size)
-        else:
-            os.makedirs(directory, mode=0o700)
-            with _reserving(store):  # one reservation at a time on this machine: each sees the space the last took
-                _check_free(directory, size, keep_free)
-                with os.fdopen(os.open(os.path.join(directory, DATA), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                                       0o600), "wb") as out:
-                    os.posix_fallocate(out.fileno(), 0, size)
-                    os.fsync(out.fileno())
+    parts = upload_parts(store)
+    held: dict[str, str | None] = {}  # what the store keeps of the upload in its row (S3: repository.files.objectparts)
+    try:  # the bytes' room first, then the row (a crash in between leaves what the sweeps remove)
+        held = parts.begin(upload_id, size, part_size, keep_free)
         now = utcnow()
         with db.write() as conn:
             upload_rows.unlocked(conn, bucket_id)
@@ -132,9 +148,7 @@ def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int
             return dict(conn.execute(select(multipart_uploads).where(multipart_uploads.c.id == upload_id))
                         .mappings().one())
     except BaseException as exc:
-        shutil.rmtree(directory, ignore_errors=True)
-        if held and isinstance(store, S3Store):
-            objectparts.discard(store, {"id": upload_id, "completed": None, **held})
+        parts.discard({"id": upload_id, "completed": None, "file_id": None, "store_upload_id": None, **held})
         error = store_error(exc)
         if error is None:
             raise
@@ -156,29 +170,6 @@ def _check_reserved(conn: Connection, who: Identity, size: int, limit: int) -> N
                      "limit": limit, "reserved": reserved, "requested": size}])
 
 
-@contextlib.contextmanager
-def _reserving(store: FileStore) -> Iterator[None]:
-    """An exclusive flock on the uploads' directory, held while one upload checks the free space and allocates its
-    room (the directory itself: a lock file there would be taken for an upload by the listing and the sweep)."""
-    fd = os.open(os.path.join(store.root, TMP_DIR, MULTIPART_DIR), os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _check_free(directory: str, size: int, keep_free: int) -> None:
-    """507 unless the file system of `directory` has `size` bytes free and `keep_free` more."""
-    stat = os.statvfs(directory)
-    free = stat.f_bavail * stat.f_frsize
-    if size + keep_free > free:
-        raise InsufficientStorage(
-            f"The server cannot reserve {size} bytes for this upload now: it keeps {keep_free} bytes of its disk "
-            "free for everyone's work. Nothing was reserved; upload a smaller file, or retry later.",
-            errors=[{"field": "size", "message": "More than the server's free disk space allows now."}])
-
-
 def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity) -> tuple[dict, list[dict]]:
     """The upload and its parts received whole, by number."""
     with db.read() as conn:
@@ -187,24 +178,6 @@ def parts(db: Database, bucket_id: str, key: str, upload_id: str, who: Identity)
         query = (select(multipart_parts).where(multipart_parts.c.upload_id == upload_id)
                  .order_by(multipart_parts.c.part_number))
         return row, [dict(p) for p in conn.execute(query).mappings()]
-
-
-class _PartLock:
-    """An exclusive flock on the part's lock file in the upload's directory; NotFound once the upload is gone."""
-
-    def __init__(self, store: FileStore, upload_id: str, number: int) -> None:
-        try:
-            self.fd = os.open(os.path.join(upload_dir(store, upload_id), f"{number}.lock"), os.O_RDWR | os.O_CREAT,
-                              0o600)
-        except FileNotFoundError:
-            raise upload_rows.not_found() from None
-
-    def __enter__(self) -> _PartLock:
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # releases the lock
 
 
 def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, number_text: str,
@@ -229,72 +202,7 @@ def put_part(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         raise BadRequest(f"Part {number} is {size} bytes ({which}); the request's Content-Length is "
                          f"{'missing' if content_length is None else content_length}. Nothing was stored.",
                          errors=[{"field": "Content-Length", "message": f"Expected {size}."}])
-    if isinstance(store, S3Store):  # the part to the bucket, the state to the database: any node goes on
-        return objectparts.put_part(db, store, bucket_id, key, row, number, stream, expected, who)
-    with _PartLock(store, upload_id, number):
-        with db.read() as conn:
-            recorded = conn.execute(select(multipart_parts.c.part_number).where(
-                multipart_parts.c.upload_id == upload_id, multipart_parts.c.part_number == number)).first()
-        directory = upload_dir(store, upload_id)
-        # A part already recorded is replaced only once its new bytes have all arrived and been verified: they are
-        # written beside it first. A request cut short, or one that reaches the app late (after the client sent the
-        # part again on another connection and it was recorded), then leaves the recorded part as it was.
-        beside = os.path.join(directory, f"{number}.{uuid.uuid4().hex}.part") if recorded else None
-        crc = digests.Crc32()  # the part's own checksum; an MD5 only when the client sent one (digests)
-        reader = digests.HashingReader(stream, list(expected), known=())
-        try:
-            inline = None if beside else frontier.Inline.at(directory, offset)
-            try:
-                with open(beside or os.path.join(directory, DATA), "xb" if beside else "r+b") as out:
-                    out.seek(0 if beside else offset)
-                    received = copy_stream(reader, out, (crc, *(inline.hashes if inline else ())), size)
-                    out.flush()
-                    os.fdatasync(out.fileno())
-                if received != size:
-                    raise BadRequest(f"Part {number} is incomplete: {received} of {size} bytes arrived. It is not "
-                                     "stored; send it again.")
-                digests.verify(expected, {}, reader)
-                if beside:
-                    _replace_recorded(db, directory, bucket_id, key, upload_id, who, number, offset, beside)
-            finally:
-                if beside:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(beside)
-        except FileNotFoundError:
-            raise upload_rows.not_found() from None
-        except OSError as exc:
-            error = store_error(exc)
-            if error is None:
-                raise
-            raise error from exc
-        with db.write() as conn:
-            upload_rows.unlocked(conn, bucket_id)
-            row = upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True)
-            upload_rows.not_completed(row)
-            part = {"upload_id": upload_id, "part_number": number, "size": size,
-                    "checksum": "crc32:" + crc.hexdigest(), "created": utcnow()}
-            conn.execute(insert(multipart_parts).values(**part))
-        if inline is not None:  # recorded, and still ours (the part's lock): the frontier may move past it
-            inline.keep(offset + size)
-    frontier.advance(db, upload_dir(store, upload_id), row)
-    return row, part
-
-
-def _replace_recorded(db: Database, directory: str, bucket_id: str, key: str, upload_id: str, who: Identity,
-                      number: int, offset: int, beside: str) -> None:
-    """Put the new bytes of recorded part `number` (complete and verified, in file `beside`) in its place: the part
-    is withdrawn first, so it is never listed while its bytes change, and a frontier past its start forgets them."""
-    with db.write() as conn:
-        upload_rows.unlocked(conn, bucket_id)
-        upload_rows.not_completed(upload_rows.load(conn, bucket_id, key, upload_id, who, lock=True))
-        conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id,
-                                                   multipart_parts.c.part_number == number))
-    frontier.forget_from(directory, offset)
-    with open(beside, "rb") as source, open(os.path.join(directory, DATA), "r+b") as out:
-        out.seek(offset)
-        shutil.copyfileobj(source, out, 1 << 20)
-        out.flush()
-        os.fdatasync(out.fileno())
+    return upload_parts(store).put_part(db, bucket_id, key, row, number, stream, expected, who)
 
 
 def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: str, who: Identity,
@@ -317,17 +225,10 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
             raise BadRequest(f"{len(missing)} part(s) missing: {shown}. Send them, then complete again.",
                              errors=[{"field": "partNumber", "message": f"Missing part {n}."} for n in missing[:100]])
         conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id).values(completed=utcnow()))
-    data = os.path.join(upload_dir(store, upload_id), DATA)
+    parts = upload_parts(store)
     undo: Callable[[], None] | None = None
     try:
-        if isinstance(store, S3Store):  # its parts made one object in the bucket (repository.files.objectparts)
-            stored, undo = objectparts.assemble(db, store, row, who)
-        else:
-            md5, sha256 = frontier.finish(upload_dir(store, upload_id), row)
-            file_id = str(uuid.uuid4())
-            uri = store.adopt(data, file_id)  # a rename in a directory
-            stored = StoredFile(file_id, uri, row["size"], "md5:" + md5, sha256)
-            undo = functools.partial(store.unadopt, uri, data)  # the bytes back, so that complete can be retried
+        stored, undo = parts.assemble(db, row, who)
         with db.write() as conn:
             conn.execute(update(multipart_uploads).where(multipart_uploads.c.id == upload_id)
                          .values(expires=utcnow()))
@@ -344,9 +245,7 @@ def complete(db: Database, store: FileStore, bucket_id: str, key: str, upload_id
         if error is None:
             raise
         raise error from exc
-    if isinstance(store, S3Store):
-        objectparts.cleanup(store, row)
-    shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)  # the part lock files
+    parts.cleanup(row)
     return obj
 
 
@@ -362,7 +261,7 @@ def abort(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
         with db.read() as conn:  # still the caller's own upload, not completed: its bytes may go
             owners.writable_deposit(conn, bucket_id, who)
             upload_rows.not_completed(upload_rows.load(conn, bucket_id, key, upload_id, who))
-        shutil.rmtree(upload_dir(store, upload_id), ignore_errors=True)
+        shutil.rmtree(localparts.upload_dir(store, upload_id), ignore_errors=True)
         _drop(db, store, bucket_id, key, upload_id, who)
 
 
@@ -373,11 +272,13 @@ def _drop(db: Database, store: FileStore, bucket_id: str, key: str, upload_id: s
         upload_rows.not_completed(row)
         conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id == upload_id))
         conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id == upload_id))
-        if isinstance(store, S3Store):
-            after_commit(conn, objectparts.discard_upload, store, upload_id, row["file_id"], row["store_upload_id"],
-                         True)
-        else:
-            after_commit(conn, shutil.rmtree, upload_dir(store, upload_id), True)
+        after_commit(conn, _discard, store, upload_id, row["file_id"], row["store_upload_id"])
+
+
+def _discard(store: FileStore, upload_id: str, file_id: str | None, store_upload_id: str | None) -> None:
+    """An upload's bytes, once the transaction that dropped its rows committed (never recorded as a file)."""
+    upload_parts(store).discard({"id": upload_id, "completed": None, "file_id": file_id,
+                                  "store_upload_id": store_upload_id})
 
 
 def in_progress(db: Database, bucket_id: str, who: Identity) -> list[dict]:
@@ -421,13 +322,11 @@ def sweep(db: Database, store: FileStore, min_age: float, now: datetime | None =
         with db.write() as conn:
             conn.execute(delete(multipart_parts).where(multipart_parts.c.upload_id.in_(expired)))
             conn.execute(delete(multipart_uploads).where(multipart_uploads.c.id.in_(expired)))
+    parts = upload_parts(store)
     for row in rows:
-        if isinstance(store, S3Store):  # its S3 upload aborted, its staged parts removed
-            objectparts.discard(store, row)
-        shutil.rmtree(upload_dir(store, row["id"]), ignore_errors=True)
+        parts.discard(row)
         removed += 1
-    if isinstance(store, S3Store):
-        removed += objectparts.sweep_staged(db, store, time.time() - min_age)
+    removed += parts.sweep(db, time.time() - min_age)
     parent = os.path.join(store.root, TMP_DIR, MULTIPART_DIR)
     try:
         names = os.listdir(parent)

@@ -299,3 +299,34 @@ def sweep_staged(db: Database, store: S3Store, cutoff: float) -> int:
     for upload_id in gone:
         _quietly(store.remove_staged, staged_prefix(upload_id))
     return len(gone)
+
+
+class ObjectParts:
+    """This module's steps for one S3 store: what repository.files.multipart asks of a store's uploads (the local
+    directory's are repository.files.localparts.LocalParts)."""
+
+    def __init__(self, store: S3Store) -> None:
+        self.store = store
+
+    def begin(self, upload_id: str, size: int, part_size: int, keep_free: int) -> dict[str, str | None]:
+        """The columns of the upload's row: the file id it becomes and its S3 upload (see `begin`). The bucket's
+        room is the store's: only the quotas reserve it (`keep_free` is about a local disk)."""
+        file_id, store_upload_id = begin(self.store, size, part_size)
+        return {"file_id": file_id, "store_upload_id": store_upload_id}
+
+    def put_part(self, db: Database, bucket_id: str, key: str, row: dict, number: int, stream: digests.Readable,
+                 expected: dict, who: Identity) -> tuple[dict, dict]:
+        return put_part(db, self.store, bucket_id, key, row, number, stream, expected, who)
+
+    def assemble(self, db: Database, row: dict, who: Identity) -> tuple[StoredFile, Callable[[], None]]:
+        return assemble(db, self.store, row, who)
+
+    def cleanup(self, row: dict) -> None:
+        cleanup(self.store, row)
+
+    def discard(self, row: dict) -> None:
+        if row["file_id"] is not None:  # None: nothing was started in the store (an initiate that failed first)
+            discard(self.store, row)
+
+    def sweep(self, db: Database, cutoff: float) -> int:
+        return sweep_staged(db, self.store, cutoff)

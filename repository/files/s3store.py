@@ -35,6 +35,7 @@ from botocore.config import Config  # type: ignore[import-untyped]
 
 from repository.config import Settings, StartupError
 from repository.errors import ApiError, InsufficientStorage, ServiceUnavailable
+from repository.files import memory
 from repository.files.store import (
     CACHE_DIR,
     CHUNK,
@@ -203,6 +204,8 @@ class S3Store(FileStore):
                 raise
             log.error("cannot write to the S3 store %r: %s", self, exc)
             raise error from exc
+        finally:
+            memory.after_transfer(out.sent)
         return size
 
     def place(self, source: str, uri: str) -> None:
@@ -260,13 +263,16 @@ class S3Store(FileStore):
         ranged = {"Range": f"bytes={start}-{'' if length is None else start + length - 1}"} \
             if start or length is not None else {}
         body = self._call(uri, self.client.get_object, **ranged)["Body"]
+        sent = 0
         try:
             for chunk in body.iter_chunks(CHUNK):
                 if digest is not None:
                     digest(chunk)
+                sent += len(chunk)
                 yield chunk
         finally:
             body.close()
+            memory.after_transfer(sent)
 
     def path(self, uri: str) -> str:
         """A local copy of the stored file (downloaded once, then kept: stored files never change); raises
@@ -404,6 +410,7 @@ class _PartWriter:
         self.client, self.bucket, self.key = client, bucket, key
         self.chunks: list[bytes] = []  # less than a part, not sent yet
         self.buffered = 0
+        self.sent = 0  # bytes handed to the store
         self.upload_id: str | None = None
         self.pending: deque[Future[dict[str, Any]]] = deque()
         self.parts: list[dict[str, Any]] = []
@@ -421,6 +428,7 @@ class _PartWriter:
             self._send(data[:PART_SIZE] if rest else data)
 
     def _send(self, data: bytes) -> None:
+        self.sent += len(data)
         if self.upload_id is None:
             self.upload_id = self.client.create_multipart_upload(Bucket=self.bucket, Key=self.key)["UploadId"]
             self.pool = ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="s3-part")
