@@ -44,7 +44,7 @@ SERIALIZERS_MAY_IMPORT = frozenset({"repository.urls"})
 # directly under `repository/` count as packages of their own.
 PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
     ("repository.urls",),  # the link builder: joins strings, imports nothing
-    ("serializers", "repository.timeutil", "repository.jsonlimits", "repository.ondemand"),  # pure, import nothing
+    ("serializers", "repository.timeutil", "repository.jsonlimits", "repository.ondemand", "repository.collector"),  # pure, import nothing
     ("repository.config", "repository.errors"),
     ("repository.storage",),
     ("repository.accounts", "repository.outbox", "repository.paging", "repository.registrar", "repository.search"),

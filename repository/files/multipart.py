@@ -97,12 +97,10 @@ def upload_parts(store: FileStore) -> UploadParts:
     """How `store` keeps the protocol's bytes: a file per upload under its root (repository.files.localparts), or
     the parts in the bucket and the state in the database (repository.files.objectparts)."""
     return _PARTS[store.kind](store)
+
+
 # A complete that started this long ago and never finished (its process died) no longer protects its upload.
 STALE_COMPLETE = timedelta(days=1)
-
-
-
-
 
 
 def initiate(db: Database, store: FileStore, bucket_id: str, key: str, size: int, part_size: int,

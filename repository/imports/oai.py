@@ -11,15 +11,14 @@ first answer's date, the `from` of the next incremental harvest."""
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
 from sqlalchemy import Connection
 
+from repository.collector import fewer_collections
 from repository.config import Settings
 from repository.deposits import actions, pids
 from repository.deposits.imported import ImportedRecord, write_new_concepts
@@ -81,26 +80,8 @@ def import_oai(db: Database, settings: Settings, owner_id: int, source: Source, 
     """Harvest `source` and publish what is new as metadata-only records of `owner_id`; `from_` (else the last
     complete harvest's date) limits the harvest to what changed since. Records are written `batch` at a time, in
     one transaction each; `on_commit` gets each batch's records to index once it committed."""
-    with _fewer_collections():
+    with fewer_collections():  # each record makes thousands of short-lived objects (repository/collector.py)
         return _import(db, settings, owner_id, source, fetcher, from_, progress, on_commit, batch)
-
-
-# The cyclic garbage collector's thresholds while importing: each record makes thousands of short-lived objects
-# (parsed XML, the metadata checked, built and rendered, its index document), which at CPython's defaults (700, 10,
-# 10) start a collection every few records, each walking what the process holds: about a tenth of an import's CPU
-# time (docs/performance.md#imports). Cycles are still collected, every GC_THRESHOLDS[0] allocations; the server's
-# workers are tuned alike (repository/serving/gunicorn_conf.py).
-GC_THRESHOLDS = (20_000, 50, 100)
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    before = gc.get_threshold()
-    gc.set_threshold(*GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _import(db: Database, settings: Settings, owner_id: int, source: Source, fetcher: Fetcher, from_: str | None,

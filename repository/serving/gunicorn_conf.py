@@ -14,6 +14,7 @@ import glob
 import os
 from typing import Any
 
+from repository.collector import GC_THRESHOLDS
 from repository.config import Settings
 
 _settings = Settings.from_env()
@@ -38,18 +39,12 @@ def child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)
 
 
-# The cyclic garbage collector, tuned for a worker that keeps many long-lived objects (records, search results and
-# pages in its caches) and allocates a few thousand per request: with CPython's default thresholds (700, 10, 10) a
-# record read spent ~8% of its instructions in collections walking those caches again and again (callgrind, 300
-# reads of distinct records: 3.28-3.31 million instructions a read; 3.04-3.05 million with these). Young objects
-# are still collected every GC_THRESHOLDS[0] allocations, so cycles made by a request do not outlive it for long.
-GC_THRESHOLDS = (20_000, 50, 100)
 
 
 def post_worker_init(worker: Any) -> None:
     """Once the app is loaded: what it holds from now on (modules, routes, vocabularies) leaves the collector's view
     (`gc.freeze`: never walked, never written to, so pages shared with the master stay shared), and the thresholds
-    above apply."""
+    of repository/collector.py apply."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
