@@ -17,6 +17,7 @@ figures never typed by hand."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -69,7 +70,12 @@ class _Source:
         self.left -= n
         return bytes(out)
 
-    def chunks(self) -> Iterator[bytes]:
+    def __len__(self) -> int:
+        """What is left to read: requests sends it as Content-Length (as curl, browsers and boto3 do for a file),
+        not a chunked body."""
+        return self.left
+
+    def __iter__(self) -> Iterator[bytes]:
         while chunk := self.read(MIB):
             yield chunk
 
@@ -142,20 +148,21 @@ def _rate(size: int, started: float) -> float:
 
 
 class _Service:
-    """A running server (scripts/serve.py) with a deposit to upload into, over HTTPS with a token."""
+    """A running server (scripts/serve.py) with a deposit to upload into, with a token: over HTTPS, or over plain
+    HTTP with the headers of a proxy that ends TLS (`Server(behind_proxy=True)`)."""
 
     def __init__(self, server: Server, token: str) -> None:
         self.server = server
         self.session = requests.Session()
         self.session.trust_env = False  # REQUESTS_CA_BUNDLE in the environment would win over `verify`
         self.session.verify = server.cert
-        self.session.headers["Authorization"] = f"Bearer {token}"
+        self.session.headers.update({"Authorization": f"Bearer {token}", **server.proxy_headers})
         self.deposit = self.session.post(server.base + "/api/deposit/depositions", json={}, timeout=60).json()
         self.bucket_url = server.local(self.deposit["links"]["bucket"])
 
     def upload(self, name: str, size: int, block: bytes) -> float:
         started = time.perf_counter()
-        answer = self.session.put(f"{self.bucket_url}/{name}", data=_Source(size, block).chunks(), timeout=3600)
+        answer = self.session.put(f"{self.bucket_url}/{name}", data=_Source(size, block), timeout=3600)
         rate = _rate(size, started)
         assert answer.status_code in (200, 201), answer.text[:300]
         return rate
@@ -179,60 +186,81 @@ def _instance(instance: str, env: dict[str, str]) -> tuple[Any, str]:
     return services, token
 
 
-def run(endpoint: str, size_mib: int, rounds: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def _served(env: dict[str, str], behind_proxy: bool = False) -> Iterator[tuple[Any, Server, _Service]]:
+    """An instance of its own (store settings `env`) served by scripts/serve.py, or behind a proxy by gunicorn."""
+    with tempfile.TemporaryDirectory() as instance, tempfile.TemporaryDirectory() as logs:
+        services, token = _instance(instance, env)
+        try:
+            with Server(instance, "gthread-2x8", logs, env={**env, "BACKGROUND_WORKER": "false"},
+                        behind_proxy=behind_proxy) as server:
+                yield services, server, _Service(server, token)
+        finally:
+            services.db.dispose()
+
+
+# The transfers of a round, in the order they run: (name, what moves the bytes). Through the service over HTTPS,
+# as `scripts/serve.py` serves on its own; over plain HTTP behind a proxy that ends TLS, as boto3 reads and writes
+# plain HTTP to the store (like for like: neither end pays for TLS); boto3 itself; presigned.
+UPLOADS = ("service_upload", "proxied_upload", "boto3_upload")
+DOWNLOADS = ("service_download", "proxied_download", "boto3_download", "presigned_download")
+
+
+def run(endpoint: str, size_mib: int, rounds: int, soak_rounds: int = 0, soak_mib: int = 256) -> dict[str, Any]:
     size = size_mib * MIB
     block = os.urandom(MIB)
     bucket = f"bench-{uuid.uuid4().hex[:12]}"
     client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
                           region_name="us-east-1",
                           config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
-    figures: dict[str, list[float]] = {name: [] for name in (
-        "service_upload", "boto3_upload", "service_download", "boto3_download", "presigned_download",
-        "local_upload", "local_download")}
+    figures: dict[str, list[float]] = {name: [] for name in (*UPLOADS, *DOWNLOADS, "local_upload", "local_download")}
     rss: list[float] = []
+    soak: list[float] = []
     cpu = _Cpu(_store_pid())
-    with tempfile.TemporaryDirectory() as instance, tempfile.TemporaryDirectory() as logs:
-        store = {"FILES_STORE": "s3", "S3_ENDPOINT_URL": endpoint, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": ACCESS_KEY,
-                 "S3_SECRET_ACCESS_KEY": SECRET_KEY, "S3_CREATE_BUCKET": "true"}
-        services, token = _instance(instance, store)
-        with Server(instance, "gthread-2x8", logs, env={**store, "BACKGROUND_WORKER": "false"}) as server:
-            service = _Service(server, token)
+    store = {"FILES_STORE": "s3", "S3_ENDPOINT_URL": endpoint, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": ACCESS_KEY,
+             "S3_SECRET_ACCESS_KEY": SECRET_KEY, "S3_CREATE_BUCKET": "true"}
+    with _served(store) as (services, server, service), _served(store, behind_proxy=True) as (_, plain, proxied):
+        rss.append(_workers_mib(server, "VmRSS"))
+        for n in range(rounds):
+            name = f"big-{n}.bin"
+            moves: dict[str, tuple[Server | None, Callable[[], float]]] = {
+                "service_upload": (server, functools.partial(service.upload, name, size, block)),
+                "proxied_upload": (plain, functools.partial(proxied.upload, name, size, block)),
+                "boto3_upload": (None, functools.partial(
+                    _boto3_upload, client, bucket, f"boto3-{n}", _Source(size, block), size)),
+                "service_download": (server, functools.partial(service.download, name, size)),
+                "proxied_download": (plain, functools.partial(proxied.download, name, size)),
+                "boto3_download": (None, functools.partial(_boto3_download, client, bucket, f"boto3-{n}", size)),
+                "presigned_download": (None, functools.partial(_presigned_download, services, service.deposit, name,
+                                                               size)),
+            }
+            for what in (*UPLOADS, *DOWNLOADS):
+                figures[what].append(cpu.measure(what, moves[what][0], moves[what][1]))
             rss.append(_workers_mib(server, "VmRSS"))
-            for n in range(rounds):
-                name = f"big-{n}.bin"
-                figures["service_upload"].append(cpu.measure(
-                    "service_upload", server, functools.partial(service.upload, name, size, block)))
-                figures["boto3_upload"].append(cpu.measure("boto3_upload", None, functools.partial(
-                    _boto3_upload, client, bucket, f"boto3-{n}", _Source(size, block), size)))
-                figures["service_download"].append(cpu.measure(
-                    "service_download", server, functools.partial(service.download, name, size)))
-                figures["boto3_download"].append(cpu.measure(
-                    "boto3_download", None, functools.partial(_boto3_download, client, bucket, f"boto3-{n}", size)))
-                url = services.files.presigned_url(_uri_of(services, service.deposit, name), "big.bin",
-                                                   "application/octet-stream", True)
-                figures["presigned_download"].append(cpu.measure(
-                    "presigned_download", None, functools.partial(_presigned_download, url, size)))
-                rss.append(_workers_mib(server, "VmRSS"))
-            peak = _workers_mib(server, "VmHWM")
-        services.db.dispose()
-    with tempfile.TemporaryDirectory() as instance, tempfile.TemporaryDirectory() as logs:
-        services, token = _instance(instance, {})
-        with Server(instance, "gthread-2x8", logs, env={"BACKGROUND_WORKER": "false"}) as server:
-            service = _Service(server, token)
-            for n in range(rounds):
-                name = f"big-{n}.bin"
-                figures["local_upload"].append(cpu.measure(
-                    "local_upload", server, functools.partial(service.upload, name, size, block)))
-                figures["local_download"].append(cpu.measure(
-                    "local_download", server, functools.partial(service.download, name, size)))
-        services.db.dispose()
+        # Memory over many more transfers: the same server, smaller files, up and down (each round replaces the
+        # one before, so the bucket holds one soak file at a time).
+        for _ in range(soak_rounds):
+            service.upload("soak.bin", soak_mib * MIB, block)
+            service.download("soak.bin", soak_mib * MIB)
+            soak.append(_workers_mib(server, "VmRSS"))
+        peak = _workers_mib(server, "VmHWM")
+    with _served({}) as (_, server, service):
+        for n in range(rounds):
+            name = f"big-{n}.bin"
+            figures["local_upload"].append(cpu.measure(
+                "local_upload", server, functools.partial(service.upload, name, size, block)))
+            figures["local_download"].append(cpu.measure(
+                "local_download", server, functools.partial(service.download, name, size)))
     _drop_bucket(client, bucket)
     best = {name: max(values) for name, values in figures.items()}
     return {"size_mib": size_mib, "rounds": rounds, "mib_per_s": figures, "best_mib_per_s": best,
             "upload_ratio": round(best["service_upload"] / best["boto3_upload"], 3),
             "download_ratio": round(best["service_download"] / best["boto3_download"], 3),
+            "proxied_upload_ratio": round(best["proxied_upload"] / best["boto3_upload"], 3),
+            "proxied_download_ratio": round(best["proxied_download"] / best["boto3_download"], 3),
             "presigned_ratio": round(best["presigned_download"] / best["boto3_download"], 3),
-            "workers_rss_mib": {"rounds": [round(value, 1) for value in rss], "peak": round(peak, 1)},
+            "workers_rss_mib": {"rounds": [round(value, 1) for value in rss], "peak": round(peak, 1),
+                                "soak": [round(value, 1) for value in soak], "soak_mib": soak_mib},
             "cpu_s": cpu.seconds}
 
 
@@ -251,7 +279,9 @@ def _boto3_download(client: Any, bucket: str, key: str, size: int) -> float:
     return rate
 
 
-def _presigned_download(url: str, size: int) -> float:
+def _presigned_download(services: Any, deposit: dict, name: str, size: int) -> float:
+    """The object of the deposit's file `name` read at a presigned URL of the store (the URL made first, not timed)."""
+    url = services.files.presigned_url(_uri_of(services, deposit, name), name, "application/octet-stream", True)
     started = time.perf_counter()
     with requests.get(url, stream=True, timeout=3600) as response:
         got = sum(len(chunk) for chunk in response.iter_content(MIB))
@@ -283,6 +313,29 @@ def _cell(values: list[float]) -> str:
     return f"{max(values):,.1f} ({', '.join(f'{value:,.1f}' for value in values)})"
 
 
+# The rows of the speed table: (what, figure, ratio, target); a figure an older report lacks is left out.
+_ROWS = (
+    ("upload through the service, HTTPS", "service_upload", "upload_ratio", TARGET),
+    ("upload through the service, HTTP behind a TLS proxy", "proxied_upload", "proxied_upload_ratio", TARGET),
+    ("boto3 `upload_fileobj` (HTTP)", "boto3_upload", None, None),
+    ("download through the service, HTTPS", "service_download", "download_ratio", TARGET),
+    ("download through the service, HTTP behind a TLS proxy", "proxied_download", "proxied_download_ratio", TARGET),
+    ("boto3 `download_fileobj` (HTTP)", "boto3_download", None, None),
+    ("presigned download (from the store, HTTP)", "presigned_download", "presigned_ratio", 1.0),
+    ("upload through the service, local directory store, HTTPS", "local_upload", None, None),
+    ("download through the service, local directory store, HTTPS", "local_download", None, None),
+)
+FLAT_MIB = 2.0  # the soak's second half may add this much to the workers' memory (both) and count as flat
+
+
+def soak_growth(memory: dict[str, Any]) -> float | None:
+    """What the second half of the soak rounds added to the workers' memory (MiB), or None without a soak."""
+    soak = memory.get("soak") or []
+    if len(soak) < 2:
+        return None
+    return round(soak[-1] - soak[len(soak) // 2 - 1], 1)
+
+
 def table(report: dict[str, Any], source: str) -> str:
     """The report as the page's tables."""
     rates, best = report["mib_per_s"], report["best_mib_per_s"]
@@ -298,14 +351,10 @@ def table(report: dict[str, Any], source: str) -> str:
         "MiB/s: the best round (each round's figure).", "",
         "| transfer | MiB/s | ratio | target | verdict |", "|---|---|---:|---:|---|",
     ]
-    for what, name, ratio, target in (
-            ("upload through the service", "service_upload", report["upload_ratio"], TARGET),
-            ("boto3 `upload_fileobj`", "boto3_upload", None, None),
-            ("download through the service", "service_download", report["download_ratio"], TARGET),
-            ("boto3 `download_fileobj`", "boto3_download", None, None),
-            ("presigned download (from the store)", "presigned_download", report["presigned_ratio"], 1.0),
-            ("upload through the service, local directory store", "local_upload", None, None),
-            ("download through the service, local directory store", "local_download", None, None)):
+    for what, name, ratio_key, target in _ROWS:
+        if name not in rates:
+            continue
+        ratio = report.get(ratio_key) if ratio_key else None
         verdict = "—" if target is None or ratio is None else "met" if ratio >= target else "missed"
         lines.append(f"| {what} | {_cell(rates[name])} | {'—' if ratio is None else f'{ratio:.2f}'} | "
                      f"{'—' if target is None else f'{target:.1f}'} | {verdict} |")
@@ -316,11 +365,19 @@ def table(report: dict[str, Any], source: str) -> str:
               "| workers' resident memory (both workers, MiB) | |", "|---|---:|",
               f"| before the transfers | {memory['rounds'][0]:,.1f} |"]
     lines += [f"| after round {n} | {value:,.1f} |" for n, value in enumerate(memory["rounds"][1:], 1)]
+    soak = memory.get("soak") or []
+    growth = soak_growth(memory)
+    if growth is not None:
+        half = len(soak) // 2
+        lines += [f"| then {len(soak)} rounds of {memory['soak_mib']:,} MiB up and down: after soak round {n} | "
+                  f"{soak[n - 1]:,.1f} |" for n in sorted({1, half, len(soak)})]
+        lines.append(f"| added by soak rounds {half + 1}-{len(soak)} | {growth:+,.1f} "
+                     f"({'flat' if growth <= FLAT_MIB else 'grows'}: flat is at most {FLAT_MIB:g}) |")
     lines.append(f"| peak (VmHWM) | {memory['peak']:,.1f} |")
     if report.get("cpu_s"):
         lines += ["", "CPU seconds per GiB moved (the rounds' mean): what each party spent on the transfer.", "",
                   "| transfer | service's workers | S3 server | client | all |", "|---|---:|---:|---:|---:|"]
-        for what, name in _CPU_ROWS:
+        for what, name, _, _ in _ROWS:
             rounds = report["cpu_s"].get(name)
             if not rounds:
                 continue
@@ -331,17 +388,14 @@ def table(report: dict[str, Any], source: str) -> str:
     return "\n".join(lines)
 
 
-_CPU_ROWS = (("upload through the service", "service_upload"), ("boto3 `upload_fileobj`", "boto3_upload"),
-             ("download through the service", "service_download"), ("boto3 `download_fileobj`", "boto3_download"),
-             ("presigned download", "presigned_download"), ("upload, local directory store", "local_upload"),
-             ("download, local directory store", "local_download"))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--endpoint", default=os.environ.get("TEST_S3_ENDPOINT", "http://127.0.0.1:8333"))
     parser.add_argument("--size", type=int, default=1024, help="MiB per file (default 1024)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--soak-rounds", type=int, default=24,
+                        help="then this many rounds of smaller files, for the workers' memory (default 24)")
+    parser.add_argument("--soak-size", type=int, default=256, help="MiB per soak file (default 256)")
     report_arguments(parser, PAGE, "s3")
     args = parser.parse_args(argv)
     if args.write:
@@ -350,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     started, load_before = datetime.now(UTC), os.getloadavg()[0]
     report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "commit": described_commit(),
                               "cpus": os.cpu_count(), "load_before": load_before}
-    report.update(run(args.endpoint, args.size, args.rounds))
+    report.update(run(args.endpoint, args.size, args.rounds, args.soak_rounds, args.soak_size))
     report["ended"], report["load_after"] = datetime.now(UTC).isoformat(timespec="seconds"), os.getloadavg()[0]
     out = args.out or ROOT / "bench" / "results" / f"s3-{started:%Y%m%dT%H%M%SZ}.json"
     out.write_text(json.dumps(report, indent=1), encoding="utf-8")

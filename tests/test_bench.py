@@ -347,7 +347,8 @@ def test_search_bench_reports_its_ratios_and_writes_its_table(tmp_path) -> None:
 
 def test_s3_bench_writes_the_tables_of_a_report(tmp_path) -> None:
     """`bench/s3_bench.py --write` puts a report's tables between the page's markers: a row per transfer with its
-    verdict, the workers' memory after each round (no figure asserted)."""
+    verdict (through the service over HTTPS and over plain HTTP behind a proxy), the workers' memory after each round
+    and what the soak rounds' second half added (no figure asserted)."""
     from bench import s3_bench
 
     report = sorted(Path(ROOT, "bench", "results").glob("s3-*.json"))[-1]
@@ -357,8 +358,11 @@ def test_s3_bench_writes_the_tables_of_a_report(tmp_path) -> None:
     written = page.read_text(encoding="utf-8")
     assert "old" not in written and written.startswith("before\n") and written.endswith("after\n")
     rounds = json.loads(report.read_text(encoding="utf-8"))["rounds"]
-    assert "| upload through the service |" in written and "| download through the service |" in written
+    for way in ("upload", "download"):
+        assert f"| {way} through the service, HTTPS |" in written
+        assert f"| {way} through the service, HTTP behind a TLS proxy |" in written
     assert f"| after round {rounds} |" in written and "| peak (VmHWM) |" in written
+    assert "| added by soak rounds " in written
 
 
 def test_the_object_storage_page_shows_the_newest_s3_report() -> None:

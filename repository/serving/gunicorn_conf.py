@@ -16,8 +16,10 @@ from typing import Any
 
 from repository.collector import GC_THRESHOLDS
 from repository.config import Settings
+from repository.files.memory import limit_arenas
 
 _settings = Settings.from_env()
+limit_arenas()  # in the server process, so every worker forked from it has the cap (repository/files/memory.py)
 if _settings.METRICS_TOKEN:
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", os.path.join(_settings.INSTANCE_PATH, "metrics"))
 
@@ -37,8 +39,6 @@ def child_exit(server: Any, worker: Any) -> None:
         from prometheus_client import multiprocess  # imported once the directory is known
 
         multiprocess.mark_process_dead(worker.pid)
-
-
 
 
 def post_worker_init(worker: Any) -> None:
