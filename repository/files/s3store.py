@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 import boto3  # type: ignore[import-untyped]  # no type information shipped
 import botocore.exceptions  # type: ignore[import-untyped]
+import botocore.handlers  # type: ignore[import-untyped]
 from botocore.config import Config  # type: ignore[import-untyped]
 
 from repository.config import Settings, StartupError
@@ -111,6 +112,12 @@ class S3Store(FileStore):
                           connect_timeout=5, read_timeout=60, max_pool_connections=32,
                           # A store that went away answers quickly: two tries, not boto3's default backoff.
                           retries={"mode": "standard", "total_max_attempts": 2}))
+        # A part's bytes go to the store as they are: botocore would wrap them in a BytesIO, read back 16 KiB at a
+        # time to send (a copy and a system call each) and again for the CRC32. Measured on the S3 bench's upload:
+        # about 0.35 CPU seconds a GiB fewer in the workers (docs/operators/object-storage.md#speed).
+        wrap = getattr(botocore.handlers, "convert_body_to_file_like_object", None)
+        if wrap is not None:
+            self.client.meta.events.unregister("before-parameter-build.s3.UploadPart", wrap)
         os.makedirs(os.path.join(self.root, TMP_DIR, CACHE_DIR), mode=0o700, exist_ok=True)
 
     @classmethod

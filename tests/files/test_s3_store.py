@@ -75,11 +75,21 @@ def test_files_live_in_the_bucket_and_download_with_ranges(app, client, auth, se
     assert download(client, url, headers={"If-None-Match": whole.headers["ETag"]}).status_code == 304
 
 
-def test_a_large_put_is_sent_in_parts(client, auth):  # type: ignore[no-untyped-def]
-    """20 MiB: three S3 parts of the streamed upload; the hashes are the whole file's."""
+def test_a_large_put_is_sent_in_parts(app, client, auth):  # type: ignore[no-untyped-def]
+    """20 MiB: three S3 parts of the streamed upload, each part's bytes handed to the store's connection as they
+    are (not a file object read back 16 KiB at a time); the hashes are the whole file's."""
+    sent: list[tuple[type, int, str | None]] = []
+
+    def seen(request, **_: object) -> None:  # type: ignore[no-untyped-def]
+        body = request.body
+        sent.append((type(body), len(body) if isinstance(body, bytes) else -1, request.headers.get("x-amz-checksum-crc32")))
+
+    app.extensions["repository"].files.client.meta.events.register("before-send.s3.UploadPart", seen)
     body = hashlib.sha256(b"seed").digest() * (20 * 1024 * 1024 // 32)
     bucket = make_deposit(client, auth)["links"]["bucket"].replace("https://localhost", "")
     response = client.put(f"{bucket}/big.bin", data=body, headers=auth)
+    assert [(kind, size) for kind, size, _ in sent] == [(bytes, 8 * 1024 * 1024)] * 2 + [(bytes, 4 * 1024 * 1024)]
+    assert all(crc for _, _, crc in sent)  # the CRC32 the store checks, still computed for each part
     assert response.status_code in (200, 201), response.json
     assert response.json["checksum"] == "md5:" + hashlib.md5(body).hexdigest()
     got = download(client, f"{bucket}/big.bin", headers=auth)

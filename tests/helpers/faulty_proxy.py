@@ -6,6 +6,7 @@ the links a client follows come back through it."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ class Fault:
     status: int = 500  # of `status`
     record: int | None = None  # of no-creators: only the hits of this record (None: every hit)
     limit: int = 1  # of result-window
+    drop_query: bool = False  # of result-window: the search's `q` is not passed on (a source that ignores it)
 
 
 @dataclass
@@ -62,7 +64,10 @@ def faulty_proxy(upstream: str, cert: str) -> Iterator[FaultyProxy]:
                 proxy.seen.append(self.path)
                 fault = proxy.fault_for(self.path)
             headers = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "accept")}
-            answer = session.get(upstream + self.path, headers=headers, timeout=60)
+            path = self.path
+            if fault is not None and fault.drop_query:
+                path = re.sub(r"([?&])q=[^&]*&?", r"\1", path).rstrip("&?")
+            answer = session.get(upstream + path, headers=headers, timeout=60)
             body = answer.content
             if "json" in answer.headers.get("Content-Type", ""):
                 body = body.replace(upstream.encode(), proxy.url.encode())

@@ -246,6 +246,23 @@ def test_a_listing_that_ends_before_its_total_goes_on_before_its_last_second(sou
     http.close()
 
 
+def test_a_following_listing_that_gives_nothing_new_ends_the_run_with_a_reason(source, proxy, settings, app) -> None:  # type: ignore[no-untyped-def]
+    # A source whose listing ends after one result and which ignores the bounded query of the next listing: that
+    # listing gives the same newest record again, nothing earlier, and the run stops instead of asking forever.
+    proxy.faults = [Fault("/api/records/?", "result-window", limit=1, drop_query=True)]
+    services = app.extensions["repository"]
+    with services.db.write() as conn:
+        owner = create_user(conn, "nothing-new@example.org")
+    http = Source(proxy.url, verify=source["server"]["cert"], sleep=lambda _s: None)
+    report = ApiImport(services.db, services.files, http, owner).run()
+    assert report.imported == 1 and not report.failed
+    # Three search results (the two versions of a record are one), the newest of them imported.
+    assert "stops at 1 of 3 results and gives no earlier ones" in str(report.listing_error)
+    listings = [unquote_plus(p) for p in proxy.seen if p.startswith("/api/records/?")]
+    assert len(listings) == 2 and 'created:[* TO "' in listings[1]
+    http.close()
+
+
 def test_a_query_and_a_community_choose_the_records(source, settings, app, capsys) -> None:  # type: ignore[no-untyped-def]
     server = source["server"]
     assert run_import(settings, server["url"], server["cert"], "--community", "glaciers") == 0
