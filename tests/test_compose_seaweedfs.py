@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
-import time
 import tomllib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-import boto3
 import botocore.exceptions
 import pytest
 import requests
 import yaml
-from botocore.config import Config
 from helpers.factories import published
 from helpers.http import download, free_port
-from helpers.seaweed import weed_binary
+from helpers.seaweed import Weed, loopback_flags, wait_until_ready, weed_binary
 
 from repository.config import Settings
 from scripts import generate_env
@@ -58,9 +55,16 @@ def dotenv(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
 
 
+@dataclass
+class ComposeStore:
+    weed: Weed
+    master_port: int
+    environment: dict[str, str]  # the seaweedfs service's, interpolated from .env
+
+
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, dotenv: dict[str, str]) -> Iterator[dict[str, object]]:
-    """The seaweedfs service's command, as compose would run it, on loopback: its S3 endpoint and master URL."""
+def store(tmp_path_factory: pytest.TempPathFactory, dotenv: dict[str, str]) -> Iterator[ComposeStore]:
+    """The seaweedfs service's command, as compose would run it, on loopback."""
     folder = tmp_path_factory.mktemp("seaweedfs")
     assert SEAWEEDFS["entrypoint"] == ["/bin/sh", "-c"]
     [script] = SEAWEEDFS["command"]
@@ -68,42 +72,21 @@ def store(tmp_path_factory: pytest.TempPathFactory, dotenv: dict[str, str]) -> I
     environment = {name: interpolate(str(value), dotenv) for name, value in SEAWEEDFS["environment"].items()}
     # What a container gives it, here: the binary's path, a folder for /data and one for /tmp, and loopback
     # addresses with free ports (S3 and the master's included, in place of weed's defaults).
-    s3_port, master_port = free_port(), free_port()
     swaps = [("exec weed mini ", f"exec {weed_binary()} mini "), ("-dir=/data", f"-dir={folder}/data"),
              ("/tmp/s3.json", f"{folder}/s3.json")]
     for old, new in swaps:
         assert script.count(old) >= 1, old
         script = script.replace(old, new)
-    ports = {"s3.port": s3_port, "master.port": master_port, "volume.port": free_port(), "filer.port": free_port(),
-             "admin.port": free_port(), "webdav.port": free_port(), "master.port.grpc": free_port(),
-             "volume.port.grpc": free_port(), "filer.port.grpc": free_port(), "admin.port.grpc": free_port()}
-    script += " -ip=127.0.0.1 -ip.bind=127.0.0.1 " + " ".join(f"-{name}={port}" for name, port in ports.items())
+    s3_port, master_port = free_port(), free_port()
+    script += " " + " ".join(loopback_flags(s3_port, master_port))
     (folder / "data").mkdir()
-    with open(folder / "weed.log", "ab") as log:
-        process = subprocess.Popen(["/bin/sh", "-c", script], cwd=folder, stdout=log, stderr=subprocess.STDOUT,
-                                   env={"PATH": os.environ["PATH"], **environment}, start_new_session=True)
-        endpoint = f"http://127.0.0.1:{s3_port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert process.poll() is None, (folder / "weed.log").read_text()[-2000:]
-                assert time.monotonic() < deadline, "the compose command's weed did not answer within 60 s"
-                try:
-                    requests.get(endpoint, timeout=2)
-                    break
-                except requests.RequestException:
-                    time.sleep(0.3)
-            yield {"endpoint": endpoint, "master_port": master_port, "environment": environment}
-        finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(20)
-
-
-def s3_client(endpoint: str, key: str, secret: str):  # type: ignore[no-untyped-def]
-    return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key, aws_secret_access_key=secret,
-                        region_name="us-east-1", config=Config(signature_version="s3v4",
-                                                              s3={"addressing_style": "path"},
-                                                              retries={"total_max_attempts": 1}))
+    log = open(folder / "weed.log", "ab")  # noqa: SIM115 - the server's, closed with it
+    process = subprocess.Popen(["/bin/sh", "-c", script], cwd=folder, stdout=log, stderr=subprocess.STDOUT,
+                               env={"PATH": os.environ["PATH"], **environment}, start_new_session=True)
+    weed = Weed(f"http://127.0.0.1:{s3_port}", process, log)
+    wait_until_ready(weed, lambda ready: requests.get(ready.endpoint, timeout=2), str(folder))
+    yield ComposeStore(weed, master_port, environment)
+    weed.stop()
 
 
 def test_the_image_is_the_version_of_the_tests_seaweedfs() -> None:
@@ -114,24 +97,22 @@ def test_the_image_is_the_version_of_the_tests_seaweedfs() -> None:
     assert re.search(rf"\b{re.escape(tag)}\b", printed), printed
 
 
-def test_the_health_check_answers(store: dict[str, object]) -> None:
+def test_the_health_check_answers(store: ComposeStore) -> None:
     [check] = [part for part in SEAWEEDFS["healthcheck"]["test"] if "http://" in part]
     url = re.search(r"http://\S+", check).group(0)  # type: ignore[union-attr]
     assert f":{MASTER_PORT}/" in url
-    assert requests.get(url.replace(f":{MASTER_PORT}/", f":{store['master_port']}/"), timeout=5).status_code == 200
+    assert requests.get(url.replace(f":{MASTER_PORT}/", f":{store.master_port}/"), timeout=5).status_code == 200
 
 
-def test_only_the_identity_from_the_environment_may_read_and_write(store: dict[str, object]) -> None:
-    environment = store["environment"]
-    assert isinstance(environment, dict)
-    endpoint = str(store["endpoint"])
-    owner = s3_client(endpoint, environment["S3_ACCESS_KEY_ID"], environment["S3_SECRET_ACCESS_KEY"])
+def test_only_the_identity_from_the_environment_may_read_and_write(store: ComposeStore) -> None:
+    environment, weed = store.environment, store.weed
+    owner = weed.client(environment["S3_ACCESS_KEY_ID"], environment["S3_SECRET_ACCESS_KEY"])
     owner.create_bucket(Bucket="identity-check")
     owner.put_object(Bucket="identity-check", Key="a", Body=b"x")
     with pytest.raises(botocore.exceptions.ClientError):
-        s3_client(endpoint, environment["S3_ACCESS_KEY_ID"], "not-the-secret").get_object(
+        weed.client(environment["S3_ACCESS_KEY_ID"], "not-the-secret").get_object(
             Bucket="identity-check", Key="a")
-    assert requests.get(f"{endpoint}/identity-check/a", timeout=5).status_code == 403  # nothing anonymous
+    assert requests.get(f"{weed.endpoint}/identity-check/a", timeout=5).status_code == 403  # nothing anonymous
 
 
 def composes_app_settings(dotenv: dict[str, str]) -> dict[str, str]:
@@ -144,18 +125,18 @@ def composes_app_settings(dotenv: dict[str, str]) -> dict[str, str]:
 def settings(make_settings, store, dotenv) -> Settings:  # type: ignore[no-untyped-def]
     """The app's settings: compose's S3 ones (strings, as in the environment compose gives the app), the endpoint
     being this test's store in place of the service's name on the compose network."""
-    return make_settings(**{**composes_app_settings(dotenv), "S3_ENDPOINT_URL": str(store["endpoint"])})
+    return make_settings(**{**composes_app_settings(dotenv), "S3_ENDPOINT_URL": store.weed.endpoint})
 
 
 def test_the_app_with_composes_settings_stores_and_serves_a_file(store, dotenv, client, auth):  # type: ignore[no-untyped-def]
     env = composes_app_settings(dotenv)
     assert env["FILES_STORE"] == "s3" and env["S3_ENDPOINT_URL"] == f"http://seaweedfs:{S3_PORT}"
     # The two sides' credentials meet: the app's defaults and .env are what the seaweedfs service writes.
-    assert env["S3_ACCESS_KEY_ID"] == store["environment"]["S3_ACCESS_KEY_ID"]
-    assert env["S3_SECRET_ACCESS_KEY"] == store["environment"]["S3_SECRET_ACCESS_KEY"]
+    assert env["S3_ACCESS_KEY_ID"] == store.environment["S3_ACCESS_KEY_ID"]
+    assert env["S3_SECRET_ACCESS_KEY"] == store.environment["S3_SECRET_ACCESS_KEY"]
     content = os.urandom(20_000)
     record = client.get(f"/api/records/{published(client, auth, content=content)['id']}").json
     assert download(client, record["files"][0]["links"]["self"].replace("https://localhost", "")).data == content
-    owner = s3_client(str(store["endpoint"]), env["S3_ACCESS_KEY_ID"], env["S3_SECRET_ACCESS_KEY"])
+    owner = store.weed.client(env["S3_ACCESS_KEY_ID"], env["S3_SECRET_ACCESS_KEY"])
     stored = [item["Key"] for item in owner.list_objects_v2(Bucket=env["S3_BUCKET"]).get("Contents", [])]
     assert len(stored) == 1 and owner.get_object(Bucket=env["S3_BUCKET"], Key=stored[0])["Body"].read() == content

@@ -31,6 +31,10 @@ def test_the_arena_cap_is_set_unless_the_operator_set_one(monkeypatch: pytest.Mo
     assert memory.limit_arenas() is True and calls == [(-8, memory.ARENAS)]
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert memory.limit_arenas() is False and len(calls) == 1
+    monkeypatch.setattr(memory, "_libc_function", lambda name: lambda parameter, value: 0)  # glibc refuses it
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    assert memory.limit_arenas() is False
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     monkeypatch.setattr(memory, "_libc_function", lambda name: None)  # no glibc (musl, macOS)
     monkeypatch.delenv("MALLOC_ARENA_MAX")
     assert memory.limit_arenas() is False

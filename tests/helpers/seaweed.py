@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,11 @@ class Weed:
         return {"FILES_STORE": "s3", "S3_ENDPOINT_URL": self.endpoint, "S3_BUCKET": bucket,
                 "S3_ACCESS_KEY_ID": ACCESS_KEY, "S3_SECRET_ACCESS_KEY": SECRET_KEY, "S3_CREATE_BUCKET": True}
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self, key: str = ACCESS_KEY, secret: str = SECRET_KEY):  # type: ignore[no-untyped-def]
         from botocore.config import Config
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
-                            aws_secret_access_key=SECRET_KEY, region_name="us-east-1",
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=key,
+                            aws_secret_access_key=secret, region_name="us-east-1",
                             config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
 
     def stop(self) -> None:
@@ -67,30 +68,56 @@ def write_config(directory: str) -> str:
     return path
 
 
-def start_weed(directory: str, s3_port: int | None = None) -> Weed:
-    """`weed mini` on loopback with its data in `directory`, every port free (several may run side by side)."""
-    os.makedirs(directory, exist_ok=True)
-    s3_port = s3_port or free_port()
-    ports = {name: free_port() for name in ("master.port", "volume.port", "filer.port", "admin.port", "webdav.port")}
-    args = [weed_binary(), "mini", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={directory}",
-            f"-s3.port={s3_port}", f"-s3.config={write_config(directory)}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-            "-master.telemetry=false", *(f"-{name}={port}" for name, port in ports.items())]
+def loopback_flags(s3_port: int, master_port: int | None = None) -> list[str]:
+    """`weed mini`'s flags for loopback only, every port free (several servers may run side by side)."""
+    ports = {"s3.port": s3_port, "master.port": master_port or free_port(),
+             **{name: free_port() for name in ("volume.port", "filer.port", "admin.port", "webdav.port")}}
+    flags = ["-ip=127.0.0.1", "-ip.bind=127.0.0.1", *(f"-{name}={port}" for name, port in ports.items())]
     for name in ("master.port", "volume.port", "filer.port", "admin.port"):  # gRPC beside each, not port+10000
-        args.append(f"-{name}.grpc={free_port()}")
-    log = open(os.path.join(directory, "weed.log"), "ab")  # noqa: SIM115 - the server's, closed with it
-    process = subprocess.Popen(args, cwd=directory, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    weed = Weed(f"http://127.0.0.1:{s3_port}", process, log)
+        flags.append(f"-{name}.grpc={free_port()}")
+    return flags
+
+
+def wait_until_ready(weed: Weed, ready: Callable[[Weed], object], directory: str) -> Weed:
+    """`weed` once `ready(weed)` stops raising; stopped, with a RuntimeError naming its log, if its process ends first or
+    it is not ready within 60 s."""
+    assert weed.process is not None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"weed mini exited ({process.returncode}): see {directory}/weed.log")
+        if weed.process.poll() is not None:
+            weed.stop()
+            raise RuntimeError(f"weed mini exited ({weed.process.returncode}): see {directory}/weed.log")
         try:
-            weed.client().list_buckets()
+            ready(weed)
             return weed
         except Exception:  # noqa: BLE001 - not up yet
             time.sleep(0.3)
     weed.stop()
     raise RuntimeError(f"weed mini did not answer within 60 s: see {directory}/weed.log")
+
+
+def start_weed(directory: str, s3_port: int | None = None) -> Weed:
+    """`weed mini` on loopback with its data in `directory`, every port free (several may run side by side). A port
+    found free can be taken by another server before this one binds it: then it starts again on other ports."""
+    os.makedirs(directory, exist_ok=True)
+    s3_port = s3_port or free_port()
+    log_path = os.path.join(directory, "weed.log")
+    tries = 3
+    while True:
+        tries -= 1
+        args = [weed_binary(), "mini", f"-dir={directory}", f"-s3.config={write_config(directory)}",
+                "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false", *loopback_flags(s3_port)]
+        log = open(log_path, "ab")  # noqa: SIM115 - the server's, closed with it
+        started = log.tell()
+        process = subprocess.Popen(args, cwd=directory, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        weed = Weed(f"http://127.0.0.1:{s3_port}", process, log)
+        try:
+            return wait_until_ready(weed, lambda ready: ready.client().list_buckets(), directory)
+        except RuntimeError:
+            with open(log_path, "rb") as handle:
+                taken = b"address already in use" in handle.read()[started:]
+            if not taken or not tries:
+                raise
 
 
 def answers(endpoint: str) -> bool:
